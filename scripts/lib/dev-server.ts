@@ -1,0 +1,132 @@
+/**
+ * Starts and finds the Temporal CLI dev server (`temporal server start-dev`) that the project's
+ * setup builds from the Go module proxy. Used by the main job, the UI command and the test setup.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
+
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+
+export function temporalCliPath(): string {
+  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
+  const cache = process.env.DURABLE_RL_CACHE ?? path.join(os.homedir(), '.cache', 'durable-rl');
+  return path.join(cache, `temporal-cli-v${TEMPORAL_CLI_VERSION}`, 'temporal');
+}
+
+export interface DevServerOptions {
+  port: number;
+  /** Web UI port; omit for a headless server. */
+  uiPort?: number;
+  /** SQLite file that keeps histories across restarts; omit for in-memory. */
+  dbFile?: string;
+  logFile: string;
+  /** Keep running after this process exits (the main job leaves the server up for the Web UI). */
+  detached: boolean;
+}
+
+export function devServerArgs(opts: DevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  if (opts.uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(opts.uiPort));
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
+  // update-with-start (the rollout barrier) and fresh search-attribute caches for just-registered keys.
+  for (const kv of [
+    'frontend.enableExecuteMultiOperation=true',
+    'frontend.enableUpdateWorkflowExecution=true',
+    'system.forceSearchAttributesCacheRefreshOnRead=true',
+  ]) {
+    args.push('--dynamic-config-value', kv);
+  }
+  return args;
+}
+
+export interface RunningServer {
+  address: string;
+  pid: number;
+  stop(): void;
+}
+
+export async function startDevServer(opts: DevServerOptions): Promise<RunningServer> {
+  const binary = temporalCliPath();
+  if (!fs.existsSync(binary)) {
+    throw new Error(`Temporal CLI not found at ${binary}; run scripts/setup.sh (it builds the CLI once)`);
+  }
+  fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
+  if (opts.dbFile) fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+  const log = fs.openSync(opts.logFile, 'a');
+  const child = spawn(binary, devServerArgs(opts), { detached: opts.detached, stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  if (opts.detached) child.unref();
+  const address = `127.0.0.1:${opts.port}`;
+  let exited: number | null = null;
+  child.on('exit', (code) => (exited = code ?? -1));
+  await waitForServer(address, 60_000, () => exited !== null);
+  if (exited !== null) throw new Error(`Temporal dev server exited with ${exited}; see ${opts.logFile}`);
+  const pid = child.pid ?? -1;
+  return {
+    address,
+    pid,
+    stop: () => {
+      if (exited === null) child.kill('SIGTERM');
+    },
+  };
+}
+
+/** Resolves once the frontend answers; polls because the server takes seconds to start on 2 cores. */
+export async function waitForServer(address: string, timeoutMs: number, gaveUp: () => boolean = () => false): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline && !gaveUp()) {
+    if (await portOpen(address)) {
+      try {
+        const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+        try {
+          await connection.workflowService.getSystemInfo({});
+          return;
+        } finally {
+          await connection.close();
+        }
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  if (gaveUp()) return;
+  throw new Error(`Temporal server at ${address} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+export function portOpen(address: string): Promise<boolean> {
+  const [host, port] = splitAddress(address);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function splitAddress(address: string): [string, number] {
+  const i = address.lastIndexOf(':');
+  return [address.slice(0, i) || '127.0.0.1', Number(address.slice(i + 1))];
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Idempotent setup shared by the README's two commands: npm packages from the registry,
+# the Temporal CLI built from the Go module proxy (cached outside the clone), and the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TEMPORAL_CLI_VERSION=1.5.1
+CACHE_DIR="${DURABLE_RL_CACHE:-$HOME/.cache/durable-rl}"
+TEMPORAL_BIN="$CACHE_DIR/temporal-cli-v$TEMPORAL_CLI_VERSION/temporal"
+
+# onnxruntime-node's install script would try to download the CUDA add-on; its CPU binary ships inside.
+export ONNXRUNTIME_NODE_INSTALL=skip
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "[setup] installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL_CLI_VERSION "; then
+  GO="$(command -v go || echo /usr/local/go/bin/go)"
+  [ -x "$GO" ] || { echo "[setup] Go is required to build the Temporal CLI (looked for go on PATH and /usr/local/go/bin/go)" >&2; exit 1; }
+  echo "[setup] building Temporal CLI v$TEMPORAL_CLI_VERSION with $("$GO" version) (one time, a few minutes)"
+  mkdir -p "$(dirname "$TEMPORAL_BIN")"
+  GOBIN="$(dirname "$TEMPORAL_BIN")" "$GO" install \
+    -ldflags "-X github.com/temporalio/cli/temporalcli.Version=$TEMPORAL_CLI_VERSION" \
+    "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION"
+  "$TEMPORAL_BIN" --version | grep -q "temporal version $TEMPORAL_CLI_VERSION " \
+    || { echo "[setup] built Temporal CLI reports an unexpected version: $("$TEMPORAL_BIN" --version)" >&2; exit 1; }
+fi
+export TEMPORAL_CLI="$TEMPORAL_BIN"
+
+echo "[setup] building TypeScript and the workflow bundle"
+npm run --silent build

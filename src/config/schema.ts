@@ -1,0 +1,173 @@
+/**
+ * The whole run config: every parameter SPEC names, with defaults. Unknown keys are errors, so a
+ * typo fails before any workflow starts instead of silently running with a default.
+ * Pure (zod only): workflows import the types, the CLI and workers import the parser.
+ */
+import { z } from 'zod';
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const seconds = (def: number) => z.number().positive().max(7 * 24 * 3600).default(def);
+
+export const DifficultySchema = z
+  .object({
+    minTerms: int(2, 12).default(2),
+    maxTerms: int(2, 12).default(3),
+    minDigits: int(1, 6).default(1),
+    maxDigits: int(1, 6).default(2),
+    operators: z.array(z.enum(['+', '-', '*'])).min(1).default(['+']),
+  })
+  .strict()
+  .refine((d) => d.minTerms <= d.maxTerms, { message: 'minTerms must be <= maxTerms', path: ['minTerms'] })
+  .refine((d) => d.minDigits <= d.maxDigits, { message: 'minDigits must be <= maxDigits', path: ['minDigits'] });
+
+export const TaskSchema = z
+  .object({
+    kind: z.literal('arith').default('arith'),
+    difficulty: DifficultySchema.prefault({}),
+    /** Problems whose oracle episodes become SFT demonstrations. */
+    trainProblems: int(1, 1_000_000).default(4000),
+    /** Held-out problems for evaluation; never overlap the training split. */
+    evalProblems: int(1, 100_000).default(64),
+  })
+  .strict();
+
+export const ModelSchema = z
+  .object({
+    dModel: int(8, 4096).default(128),
+    nLayers: int(1, 48).default(2),
+    nHeads: int(1, 64).default(4),
+    dFf: int(8, 16384).default(512),
+    maxSeq: int(16, 8192).default(384),
+  })
+  .strict()
+  .refine((m) => m.dModel % m.nHeads === 0, { message: 'dModel must be divisible by nHeads', path: ['nHeads'] });
+
+export const SftSchema = z
+  .object({
+    steps: int(0, 1_000_000).default(300),
+    batchSize: int(1, 4096).default(32),
+    learningRate: z.number().positive().max(1).default(3e-3),
+    warmupSteps: int(0).default(20),
+    gradClip: z.number().positive().default(1),
+    /** Steps per trainSft activity; each chunk ends in a checkpoint. */
+    stepsPerActivity: int(1, 100_000).default(25),
+  })
+  .strict();
+
+export const RlSchema = z
+  .object({
+    algorithm: z.literal('grpo').default('grpo'),
+    steps: int(0, 1_000_000).default(0),
+    promptsPerStep: int(1, 4096).default(8),
+    groupSize: int(1, 256).default(4),
+    learningRate: z.number().positive().max(1).default(5e-4),
+    clipEps: z.number().positive().max(1).default(0.2),
+    temperature: z.number().min(0).max(5).default(1),
+    topP: z.number().gt(0).max(1).default(1),
+    maxNewTokens: int(1, 8192).default(48),
+  })
+  .strict();
+
+export const RolloutSchema = z
+  .object({
+    kind: z.enum(['standard', 'plan-act', 'tree']).default('plan-act'),
+    /** shared: one policy plays both roles; dual: planner and actor are separate jobs. */
+    mode: z.enum(['shared', 'dual']).default('shared'),
+    maxTurns: int(1, 64).default(4),
+    maxActsPerTurn: int(1, 64).default(4),
+    maxToolCallsPerAct: int(0, 64).default(2),
+    barrierTimeoutSec: seconds(1800),
+    rolloutTimeoutSec: seconds(1800),
+    fallbackOnTimeout: z.boolean().default(true),
+  })
+  .strict();
+
+export const TreeSchema = z
+  .object({
+    initialRollouts: int(1, 256).default(4),
+    expansionIterations: int(0, 64).default(2),
+    beamSize: int(1, 64).default(2),
+    samplesPerRoot: int(1, 256).default(4),
+    nodeSampling: z.enum(['random', 'entropy']).default('entropy'),
+    maxToolCallsPerNode: int(0, 64).default(2),
+    toolRetries: int(0, 16).default(2),
+  })
+  .strict();
+
+export const TimelineSchema = z
+  .object({
+    compareBy: z.enum(['text', 'token']).default('text'),
+    ignoreTools: z.boolean().default(true),
+    snapDetection: z.boolean().default(false),
+  })
+  .strict();
+
+export const HorizonSchema = z
+  .object({
+    actionHorizonsPattern: z.array(int(1, 1024)).min(1).default([5, 10, 15]),
+    numActionChunks: int(1, 1024).default(5),
+    baseH: int(1, 1024).default(5),
+    usePlanReward: z.boolean().default(false),
+    planRewardCoef: z.number().min(0).default(0.1),
+  })
+  .strict();
+
+export const EvalSchema = z
+  .object({
+    /** Evaluate after every this many SFT/RL steps (and always at the end); 0 = only at the end. */
+    everySteps: int(0).default(100),
+    maxNewTokens: int(1, 8192).default(48),
+  })
+  .strict();
+
+export const InferenceSchema = z
+  .object({
+    engine: z.enum(['embedded', 'openai']).default('embedded'),
+    /** Prompts per generate activity. */
+    maxBatch: int(1, 4096).default(64),
+    openai: z
+      .object({
+        baseUrl: z.url().default('http://127.0.0.1:8000/v1'),
+        model: z.string().min(1).default('default'),
+        apiKeyEnv: z.string().default('OPENAI_API_KEY'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export const TimeoutsSchema = z
+  .object({
+    generateSec: seconds(600),
+    trainSec: seconds(3600),
+    toolSec: seconds(30),
+    /** A worker killed mid-activity is noticed after this long and the activity retried elsewhere. */
+    heartbeatSec: seconds(30),
+  })
+  .strict();
+
+export const RunConfigSchema = z
+  .object({
+    experiment: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'use 1-64 letters, digits, ".", "_" or "-"')
+      .default('arith'),
+    seed: int(0, 2 ** 31 - 1).default(1),
+    task: TaskSchema.prefault({}),
+    model: ModelSchema.prefault({}),
+    sft: SftSchema.prefault({}),
+    rl: RlSchema.prefault({}),
+    rollout: RolloutSchema.prefault({}),
+    tree: TreeSchema.prefault({}),
+    timeline: TimelineSchema.prefault({}),
+    horizon: HorizonSchema.prefault({}),
+    eval: EvalSchema.prefault({}),
+    inference: InferenceSchema.prefault({}),
+    timeouts: TimeoutsSchema.prefault({}),
+  })
+  .strict();
+
+/** Parsed config with every default filled in: what workflows receive. */
+export type RunConfig = z.output<typeof RunConfigSchema>;
+/** What a user may write: every field optional. */
+export type RunConfigInput = z.input<typeof RunConfigSchema>;

@@ -1,0 +1,8 @@
+import type { Completion, SamplingParams } from '../domain/types';
+
+/** A policy that turns prompts into completions with token ids, logprobs and entropy. */
+export interface PolicyEngine {
+  /** Weight version the engine currently serves. */
+  readonly weightVersion: number;
+  generate(prompts: string[], params: SamplingParams): Promise<Completion[]>;
+}

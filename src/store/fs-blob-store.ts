@@ -1,0 +1,131 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { BlobRef } from '../domain/types';
+import { BlobCorruptError, BlobNotFoundError, type BlobStore } from './blob-store';
+
+const NAME_RE = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/**
+ * Filesystem BlobStore. Every write goes to a temp file first and is then linked or renamed into
+ * place, so readers never see half-written blobs and a crash leaves at most a stray temp file.
+ * Several worker processes on one host (or a shared mount) may use the same directory.
+ */
+export class FsBlobStore implements BlobStore {
+  constructor(readonly root: string) {}
+
+  async put(bytes: Uint8Array, kind: string): Promise<BlobRef> {
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const ref: BlobRef = { sha256, bytes: bytes.byteLength, kind };
+    const file = this.blobPath(sha256);
+    if (await exists(file)) return ref;
+    await this.writeAtomically(file, bytes, 'link');
+    return ref;
+  }
+
+  async get(ref: BlobRef): Promise<Uint8Array> {
+    let bytes: Buffer;
+    try {
+      bytes = await fs.readFile(this.blobPath(ref.sha256));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(ref);
+      throw err;
+    }
+    const actual = createHash('sha256').update(bytes).digest('hex');
+    if (actual !== ref.sha256) throw new BlobCorruptError(ref, actual);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  has(ref: BlobRef): Promise<boolean> {
+    return exists(this.blobPath(ref.sha256));
+  }
+
+  async nameIfAbsent(name: string, ref: BlobRef): Promise<BlobRef> {
+    const file = this.namePath(name);
+    const created = await this.writeAtomically(file, Buffer.from(JSON.stringify(ref)), 'link');
+    if (created) return ref;
+    const existing = await this.getName(name);
+    if (!existing) throw new Error(`name ${name} vanished while being read`);
+    return existing;
+  }
+
+  async setName(name: string, ref: BlobRef): Promise<void> {
+    await this.writeAtomically(this.namePath(name), Buffer.from(JSON.stringify(ref)), 'rename');
+  }
+
+  async getName(name: string): Promise<BlobRef | undefined> {
+    try {
+      return JSON.parse(await fs.readFile(this.namePath(name), 'utf8')) as BlobRef;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async listNames(prefix: string): Promise<string[]> {
+    const base = path.join(this.root, 'names');
+    const out: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await fs.readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw err;
+      }
+      for (const e of entries) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) await walk(full);
+        else if (e.name.endsWith('.json')) out.push(path.relative(base, full).slice(0, -'.json'.length).split(path.sep).join('/'));
+      }
+    };
+    await walk(base);
+    return out.filter((n) => n.startsWith(prefix)).sort();
+  }
+
+  private blobPath(sha256: string): string {
+    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new RangeError(`not a sha256 hex digest: ${JSON.stringify(sha256)}`);
+    return path.join(this.root, 'blobs', sha256.slice(0, 2), sha256.slice(2));
+  }
+
+  private namePath(name: string): string {
+    if (!NAME_RE.test(name) || name.split('/').some((p) => p === '.' || p === '..')) {
+      throw new RangeError(`invalid blob name ${JSON.stringify(name)}: use path segments of letters, digits, ".", "_", "-"`);
+    }
+    return path.join(this.root, 'names', `${name}.json`);
+  }
+
+  /**
+   * mode 'link': create only if absent (returns false when the target exists).
+   * mode 'rename': replace atomically.
+   */
+  private async writeAtomically(file: string, bytes: Uint8Array, mode: 'link' | 'rename'): Promise<boolean> {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    await fs.writeFile(tmp, bytes);
+    try {
+      if (mode === 'rename') {
+        await fs.rename(tmp, file);
+        return true;
+      }
+      try {
+        await fs.link(tmp, file);
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw err;
+      }
+    } finally {
+      if (mode === 'link') await fs.rm(tmp, { force: true });
+    }
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
