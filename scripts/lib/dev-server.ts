@@ -49,7 +49,8 @@ export function devServerArgs(opts: DevServerOptions): string[] {
 export interface RunningServer {
   address: string;
   pid: number;
-  stop(): void;
+  /** SIGTERM, resolving once the process has exited. */
+  stop(): Promise<void>;
 }
 
 export async function startDevServer(opts: DevServerOptions): Promise<RunningServer> {
@@ -65,15 +66,21 @@ export async function startDevServer(opts: DevServerOptions): Promise<RunningSer
   if (opts.detached) child.unref();
   const address = `127.0.0.1:${opts.port}`;
   let exited: number | null = null;
-  child.on('exit', (code) => (exited = code ?? -1));
+  const exit = new Promise<void>((resolve) =>
+    child.on('exit', (code) => {
+      exited = code ?? -1;
+      resolve();
+    }),
+  );
   await waitForServer(address, 60_000, () => exited !== null);
   if (exited !== null) throw new Error(`Temporal dev server exited with ${exited}; see ${opts.logFile}`);
   const pid = child.pid ?? -1;
   return {
     address,
     pid,
-    stop: () => {
+    stop: async () => {
       if (exited === null) child.kill('SIGTERM');
+      await exit;
     },
   };
 }

@@ -10,5 +10,5 @@ export default async function globalSetup(): Promise<void> {
     detached: false,
   });
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
-  (globalThis as { __temporalServer?: { stop(): void } }).__temporalServer = server;
+  (globalThis as { __temporalServer?: { stop(): Promise<void> } }).__temporalServer = server;
 }

@@ -1,3 +1,3 @@
 export default async function globalTeardown(): Promise<void> {
-  (globalThis as { __temporalServer?: { stop(): void } }).__temporalServer?.stop();
+  await (globalThis as { __temporalServer?: { stop(): Promise<void> } }).__temporalServer?.stop();
 }

@@ -1,0 +1,16 @@
+/** Blob-store names per run, so every activity (and test) agrees where things live. */
+const pad = (n: number) => String(n).padStart(6, '0');
+
+/** Workflow ids may hold any character; names allow letters, digits, ".", "_" and "-". */
+export function runKey(runId: string): string {
+  return runId.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+export const names = {
+  checkpoint: (runId: string, step: number) => `runs/${runKey(runId)}/ckpt/step-${pad(step)}`,
+  checkpointPrefix: (runId: string) => `runs/${runKey(runId)}/ckpt/`,
+  sftChunk: (runId: string, toStep: number) => `runs/${runKey(runId)}/sft/to-step-${pad(toStep)}`,
+  weights: (runId: string, version: number) => `runs/${runKey(runId)}/weights/v${pad(version)}`,
+  latestWeights: (runId: string) => `runs/${runKey(runId)}/weights/latest`,
+  dataset: (runId: string) => `runs/${runKey(runId)}/dataset/sft`,
+};

@@ -1,0 +1,106 @@
+/**
+ * Training-queue activities: thin adapters from Temporal to src/rl and src/model. Each one is
+ * idempotent: a retry after a crash finds the named result of an earlier attempt and returns it,
+ * so no checkpoint is written twice, and content addressing means no bytes are stored twice.
+ */
+import { Context } from '@temporalio/activity';
+import type { BlobRef } from '../src/domain/types';
+import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
+import { initTfBackend } from '../src/model/backend';
+import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/model/checkpoint';
+import { initWeights } from '../src/model/init';
+import { exportOnnx } from '../src/model/onnx-export';
+import { loadTokenizer } from '../src/model/tokenizer';
+import { runSftChunk, type SftExample } from '../src/rl/sft';
+import type { RunConfig } from '../src/config/schema';
+import type { CheckpointInfo, LossPoint, WeightsInfo } from '../workflows/training-run-types';
+import { names } from './names';
+
+export interface InitPolicyInput {
+  runId: string;
+  model: RunConfig['model'];
+  seed: number;
+}
+
+export interface TrainSftInput {
+  runId: string;
+  checkpoint: CheckpointInfo;
+  dataset: BlobRef;
+  toStep: number;
+  sft: RunConfig['sft'];
+  seed: number;
+}
+
+export interface TrainSftOutput {
+  checkpoint: CheckpointInfo;
+  losses: LossPoint[];
+  tokensPerSec: number;
+}
+
+export interface PublishWeightsInput {
+  runId: string;
+  checkpoint: CheckpointInfo;
+  version: number;
+}
+
+export function createTrainingActivities({ store }: { store: BlobStore }) {
+  const saveCheckpoint = async (runId: string, ckpt: Checkpoint): Promise<CheckpointInfo> => {
+    const name = names.checkpoint(runId, ckpt.step);
+    const ref = await store.nameIfAbsent(name, await store.put(encodeCheckpoint(ckpt), 'checkpoint'));
+    return { name, ref, step: ckpt.step };
+  };
+
+  return {
+    async initPolicy(input: InitPolicyInput): Promise<{ checkpoint: CheckpointInfo; backend: string; parameters: number }> {
+      const backend = await initTfBackend();
+      const config = { ...input.model, vocabSize: loadTokenizer().vocabSize };
+      const weights = initWeights(config, input.seed);
+      const parameters = Object.values(weights).reduce((a, w) => a + w.length, 0);
+      // Deterministic init: a retry produces the same bytes, which saveCheckpoint stores once.
+      return { checkpoint: await saveCheckpoint(input.runId, { config, weights, step: 0 }), backend: backend.name, parameters };
+    },
+
+    async trainSft(input: TrainSftInput): Promise<TrainSftOutput> {
+      const resultName = names.sftChunk(input.runId, input.toStep);
+      const done = await store.getName(resultName);
+      if (done) return getJson<TrainSftOutput>(store, done);
+
+      await initTfBackend();
+      const ctx = Context.current();
+      const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+      const { examples } = await getJson<{ examples: SftExample[] }>(store, input.dataset);
+      const chunk = await runSftChunk(ckpt, examples, input.toStep, input.sft, input.seed, async (step, loss) => {
+        ctx.heartbeat({ step, loss });
+        // Let the heartbeat and cancellation go out between synchronous tfjs steps.
+        await new Promise((r) => setImmediate(r));
+        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      });
+      const output: TrainSftOutput = {
+        checkpoint: await saveCheckpoint(input.runId, chunk.checkpoint),
+        losses: chunk.losses,
+        tokensPerSec: Math.round(chunk.tokensPerSec),
+      };
+      const mine = await putJson(store, output, 'sft-chunk');
+      const stored = await store.nameIfAbsent(resultName, mine);
+      return stored.sha256 === mine.sha256 ? output : getJson<TrainSftOutput>(store, stored);
+    },
+
+    async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {
+      const name = names.weights(input.runId, input.version);
+      let onnx = await store.getName(name);
+      if (!onnx) {
+        const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+        const bytes = exportOnnx(ckpt.config, ckpt.weights, {
+          weight_version: String(input.version),
+          step: String(ckpt.step),
+          run_id: input.runId,
+        });
+        onnx = await store.nameIfAbsent(name, await store.put(bytes, 'onnx'));
+      }
+      await store.setName(names.latestWeights(input.runId), onnx);
+      return { version: input.version, step: input.checkpoint.step, onnx };
+    },
+  };
+}
+
+export type TrainingActivities = ReturnType<typeof createTrainingActivities>;

@@ -1,0 +1,154 @@
+/**
+ * The main job: validate the config, make sure a Temporal server is up, start the workers for
+ * every queue in this process, start trainingRun through the Temporal CLI, show progress until it
+ * finishes, print the result and where to inspect it. Exits non-zero on failure.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { loadRunConfig } from '../src/config/load';
+import { ConfigError } from '../src/config/errors';
+import { DATA_DIR, REPO_ROOT } from '../src/paths';
+import { createWorkers, defaultStore } from '../workers/create-workers';
+import { progressQuery, TASK_QUEUES } from '../workflows/shared';
+import type { RunProgress, TrainingRunResult } from '../workflows/training-run-types';
+import { ensureServer, workflowUrl } from './lib/local-server';
+import { runTemporalCli } from './lib/temporal-cli';
+import { formatResult } from './lib/format-result';
+
+async function main(): Promise<number> {
+  const opts = new Command()
+    .name('durable-rl')
+    .description('Run a durable-rl training run on Temporal')
+    .option('-c, --config <file>', 'run config (YAML or JSON)', path.join(REPO_ROOT, 'configs', 'default.yaml'))
+    .option('--workflow-id <id>', 'workflow id (default: <experiment>-<timestamp>)')
+    .parse()
+    .opts<{ config: string; workflowId?: string }>();
+
+  let config;
+  try {
+    config = loadRunConfig(opts.config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  }
+
+  const server = await ensureServer();
+  console.log(`Temporal server: ${server.address}${server.startedHere ? ' (started dev server, SQLite .data/temporal.db)' : ''}`);
+
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const workers = await createWorkers({
+    connection: nativeConnection,
+    queues: ['orchestration', 'inference', 'training', 'tools'],
+    store: defaultStore(),
+  });
+  const running = workers.map((w) => w.run());
+
+  const workflowId = opts.workflowId ?? `${config.experiment}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const inputFile = path.join(DATA_DIR, 'runs', `${workflowId}.input.json`);
+  fs.mkdirSync(path.dirname(inputFile), { recursive: true });
+  fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
+  const startArgs = [
+    'workflow', 'start', '--address', server.address,
+    '--task-queue', TASK_QUEUES.orchestration, '--type', 'trainingRun',
+    '--workflow-id', workflowId, '--input-file', inputFile,
+  ];
+  console.log(`$ temporal ${startArgs.join(' ')}`);
+  runTemporalCli(startArgs);
+  console.log(`workflow id: ${workflowId}`);
+  if (server.uiUrl) console.log(`Web UI:      ${workflowUrl(server.uiUrl, workflowId)}`);
+
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const handle = client.workflow.getHandle(workflowId);
+  const stopProgress = showProgress(() => handle.query(progressQuery));
+
+  let code = 0;
+  try {
+    const result = (await handle.result()) as TrainingRunResult;
+    stopProgress();
+    console.log(formatResult(result));
+  } catch (err) {
+    stopProgress();
+    console.error(`run ${workflowId} failed: ${describeFailure(err)}`);
+    code = 1;
+  }
+  console.log(`workflow id: ${workflowId}`);
+  if (server.uiUrl) {
+    console.log(`Web UI:      ${workflowUrl(server.uiUrl, workflowId)}`);
+    console.log(server.startedHere
+      ? 'The dev server keeps running for the Web UI; stop it with `npm run server:stop`, reopen later with `npm run ui`.'
+      : 'The dev server was already running and keeps running.');
+  }
+  for (const w of workers) w.shutdown();
+  await Promise.all(running);
+  await nativeConnection.close();
+  await connection.close();
+  return code;
+}
+
+/** Polls the progress query once a second into a progress bar (plain lines when not a TTY). */
+function showProgress(poll: () => Promise<RunProgress>): () => void {
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'trainingRun [{bar}] {value}/{total} steps | {phase} | loss {loss} | eval {evalText}',
+      noTTYOutput: true,
+      notTTYSchedule: 10_000,
+      hideCursor: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  let stopped = false;
+  const tick = async (): Promise<void> => {
+    try {
+      const p = await poll();
+      const payload = {
+        phase: p.phase,
+        loss: p.lastLoss === undefined ? '-' : p.lastLoss.toFixed(3),
+        evalText: p.lastEval
+          ? `@${p.lastEval.step}: planner ${pct(p.lastEval.plannerAccuracy)} actor ${pct(p.lastEval.actorAccuracy)} episode ${pct(p.lastEval.episodeAccuracy)}`
+          : '-',
+      };
+      if (!started) {
+        bar.start(p.totalSteps, p.step, payload);
+        started = true;
+      } else bar.update(p.step, payload);
+    } catch {
+      // The query fails until the workflow's first task has run; try again next tick.
+    }
+  };
+  const timer = setInterval(() => void tick(), 1000);
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    if (started) bar.stop();
+  };
+}
+
+function pct(x: number): string {
+  return `${(100 * x).toFixed(0)}%`;
+}
+
+function describeFailure(err: unknown): string {
+  if (err instanceof WorkflowFailedError) {
+    const cause = err.cause;
+    return cause ? `${cause.name}: ${cause.message}` : err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

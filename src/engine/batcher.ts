@@ -1,0 +1,76 @@
+/**
+ * Continuous-batching front for a PolicyEngine: requests that arrive while the device is busy are
+ * grouped by sampling parameters and run together as the next batch. One batch is in flight at a
+ * time, which is what "one slot per device" means for an engine that batches internally.
+ */
+import type { Completion, SamplingParams } from '../domain/types';
+import type { PolicyEngine } from './types';
+
+interface Pending {
+  prompt: string;
+  params: SamplingParams;
+  resolve(c: Completion): void;
+  reject(err: unknown): void;
+}
+
+export class BatchingEngine {
+  private queue: Pending[] = [];
+  private running = false;
+  /** Batches run so far and their sizes, for metrics. */
+  readonly batchSizes: number[] = [];
+
+  constructor(
+    private readonly engine: PolicyEngine,
+    private readonly maxBatch: number,
+  ) {
+    if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`maxBatch must be a positive integer, got ${maxBatch}`);
+  }
+
+  get weightVersion(): number {
+    return this.engine.weightVersion;
+  }
+
+  complete(prompt: string, params: SamplingParams): Promise<Completion> {
+    return new Promise<Completion>((resolve, reject) => {
+      this.queue.push({ prompt, params, resolve, reject });
+      // Wait one macrotask so requests issued together (Promise.all over acts) share a batch.
+      if (!this.running) setImmediate(() => void this.drain());
+    });
+  }
+
+  async completeAll(prompts: string[], params: SamplingParams): Promise<Completion[]> {
+    return Promise.all(prompts.map((p) => this.complete(p, params)));
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const key = paramsKey(this.queue[0]!.params);
+        const batch: Pending[] = [];
+        const rest: Pending[] = [];
+        for (const p of this.queue) {
+          if (batch.length < this.maxBatch && paramsKey(p.params) === key) batch.push(p);
+          else rest.push(p);
+        }
+        this.queue = rest;
+        this.batchSizes.push(batch.length);
+        try {
+          const out = await this.engine.generate(batch.map((p) => p.prompt), batch[0]!.params);
+          batch.forEach((p, i) => p.resolve(out[i]!));
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+        }
+        // Let requests triggered by the results just delivered join the next batch.
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}
+
+function paramsKey(p: SamplingParams): string {
+  return JSON.stringify([p.maxNewTokens, p.temperature, p.topP, p.stop]);
+}

@@ -1,0 +1,81 @@
+/**
+ * Supervised fine-tuning on tokenized demonstrations. Batches depend only on (seed, step), so a
+ * chunk of steps retried after a crash reproduces the same updates from the same checkpoint.
+ */
+import { Adam } from '../model/adam';
+import type { Checkpoint } from '../model/checkpoint';
+import { Gpt } from '../model/gpt';
+import { mixSeed, mulberry32 } from '../model/rng';
+import { trainStep, type TrainBatch } from '../model/train';
+import { learningRateAt } from './schedule';
+
+export interface SftExample {
+  role: string;
+  tokens: number[];
+  /** Aligned with tokens: 1 = predict this token (model-written), 0 = prompt or tool output. */
+  lossMask: number[];
+}
+
+export interface SftOptions {
+  steps: number;
+  batchSize: number;
+  learningRate: number;
+  warmupSteps: number;
+  gradClip: number;
+}
+
+export function sampleSftBatch(examples: readonly SftExample[], batchSize: number, seed: number, step: number): TrainBatch {
+  if (examples.length === 0) throw new RangeError('the SFT dataset is empty');
+  const rand = mulberry32(mixSeed(seed, step));
+  const tokens: number[][] = [];
+  const lossMask: number[][] = [];
+  for (let i = 0; i < batchSize; i++) {
+    const ex = examples[Math.floor(rand() * examples.length)]!;
+    tokens.push(ex.tokens);
+    lossMask.push(ex.lossMask);
+  }
+  return { tokens, lossMask };
+}
+
+export interface SftChunkResult {
+  checkpoint: Checkpoint;
+  losses: Array<{ step: number; loss: number }>;
+  tokensPerSec: number;
+}
+
+/** Trains from ckpt.step + 1 up to toStep; onStep runs between steps (heartbeats, cancellation). */
+export async function runSftChunk(
+  ckpt: Checkpoint,
+  examples: readonly SftExample[],
+  toStep: number,
+  opts: SftOptions,
+  seed: number,
+  onStep: (step: number, loss: number) => void | Promise<void> = () => {},
+): Promise<SftChunkResult> {
+  const model = Gpt.fromWeights(ckpt.config, ckpt.weights);
+  const optimizer = new Adam(model.params, { lr: opts.learningRate, clipNorm: opts.gradClip });
+  try {
+    if (ckpt.optimizer) optimizer.setState({ ...ckpt.optimizer, config: { ...ckpt.optimizer.config, clipNorm: opts.gradClip } });
+    const losses: Array<{ step: number; loss: number }> = [];
+    let tokens = 0;
+    const started = performance.now();
+    for (let step = ckpt.step + 1; step <= toStep; step++) {
+      const batch = sampleSftBatch(examples, opts.batchSize, seed, step);
+      const lr = learningRateAt(step, opts.steps, opts.learningRate, opts.warmupSteps);
+      const r = trainStep(model, batch, optimizer, lr);
+      if (!Number.isFinite(r.loss)) throw new Error(`SFT loss is ${r.loss} at step ${step}`);
+      losses.push({ step, loss: r.loss });
+      tokens += batch.tokens.reduce((a, row) => a + row.length, 0);
+      await onStep(step, r.loss);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      checkpoint: { config: ckpt.config, weights: model.getWeights(), optimizer: optimizer.getState(), step: Math.max(toStep, ckpt.step) },
+      losses,
+      tokensPerSec: seconds > 0 ? tokens / seconds : 0,
+    };
+  } finally {
+    optimizer.dispose();
+    model.dispose();
+  }
+}

@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError } from '../../src/config/errors';
+import { loadRunConfig } from '../../src/config/load';
+import { parseRunConfig } from '../../src/config/parse';
+
+function problemsOf(fn: () => unknown): Array<{ path: string; message: string }> {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return [...(err as ConfigError).problems];
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('run config', () => {
+  it('fills every default from an empty object', () => {
+    const cfg = parseRunConfig({});
+    expect(cfg.rollout.rolloutTimeoutSec).toBe(1800);
+    expect(cfg.rollout.fallbackOnTimeout).toBe(true);
+    expect(cfg.timeline.compareBy).toBe('text');
+    expect(cfg.timeline.ignoreTools).toBe(true);
+    expect(cfg.horizon.actionHorizonsPattern).toEqual([5, 10, 15]);
+    expect(cfg.task.difficulty.operators).toEqual(['+']);
+  });
+
+  it('names the field and what is allowed for a wrong type', () => {
+    const problems = problemsOf(() => parseRunConfig({ sft: { steps: 'many' } }));
+    expect(problems).toEqual([expect.objectContaining({ path: 'sft.steps', message: expect.stringMatching(/number/) })]);
+  });
+
+  it('rejects unknown keys instead of ignoring typos', () => {
+    const problems = problemsOf(() => parseRunConfig({ rollout: { maxTurn: 3 } }));
+    expect(problems[0]!.path).toBe('rollout');
+    expect(problems[0]!.message).toMatch(/maxTurn/);
+  });
+
+  it('rejects an enum value and lists the allowed ones', () => {
+    const problems = problemsOf(() => parseRunConfig({ rollout: { mode: 'triple' } }));
+    expect(problems[0]).toEqual(expect.objectContaining({ path: 'rollout.mode', message: expect.stringMatching(/shared.*dual/) }));
+  });
+
+  it('checks cross-field rules', () => {
+    expect(problemsOf(() => parseRunConfig({ model: { dModel: 30, nHeads: 4 } }))[0]!.path).toBe('model.nHeads');
+    expect(problemsOf(() => parseRunConfig({ task: { difficulty: { minTerms: 4, maxTerms: 2 } } }))[0]!.path).toBe('task.difficulty.minTerms');
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf(() => parseRunConfig({ seed: -1, experiment: 'has space', sft: { batchSize: 0 } }));
+    expect(problems.map((p) => p.path).sort()).toEqual(['experiment', 'seed', 'sft.batchSize']);
+  });
+
+  it('loads YAML and JSON files and names the file in errors', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+    fs.writeFileSync(path.join(dir, 'a.yaml'), 'experiment: y1\nsft: { steps: 3 }\n');
+    fs.writeFileSync(path.join(dir, 'b.json'), '{"experiment": "j1"}');
+    fs.writeFileSync(path.join(dir, 'bad.yaml'), 'sft: [unclosed\n');
+    expect(loadRunConfig(path.join(dir, 'a.yaml')).sft.steps).toBe(3);
+    expect(loadRunConfig(path.join(dir, 'b.json')).experiment).toBe('j1');
+    expect(() => loadRunConfig(path.join(dir, 'bad.yaml'))).toThrow(/bad\.yaml[\s\S]*not valid YAML/);
+    expect(() => loadRunConfig(path.join(dir, 'missing.yaml'))).toThrow(/cannot read file/);
+  });
+
+  it('accepts every example config in configs/', () => {
+    const dir = path.resolve(__dirname, '../../configs');
+    const files = fs.readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) expect(() => loadRunConfig(path.join(dir, f))).not.toThrow();
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Builds the Temporal workers for a set of task queues. Entry points (one per queue, plus all.ts)
+ * and the tests call this, so every process registers the same activities the same way.
+ */
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createDataActivities } from '../activities/data';
+import { createInferenceActivities } from '../activities/inference';
+import { createToolActivities } from '../activities/tools';
+import { createTrainingActivities } from '../activities/training';
+import { FsBlobStore } from '../src/store/fs-blob-store';
+import { DATA_DIR, REPO_ROOT } from '../src/paths';
+import type { BlobStore } from '../src/store/blob-store';
+import { TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
+
+export interface WorkerSetup {
+  connection: NativeConnection;
+  queues: readonly TaskQueueName[];
+  store: BlobStore;
+  namespace?: string;
+  /** Pre-built workflow bundle (npm run build writes dist/workflow-bundle.js). */
+  workflowBundlePath?: string;
+  /** Concurrent generate activities; the engine batches them and runs one batch at a time per device. */
+  inferenceConcurrency?: number;
+  /** Training activities at once: one per device. */
+  trainingSlots?: number;
+}
+
+export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bundle.js');
+
+export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
+  const { connection, store } = setup;
+  const namespace = setup.namespace ?? 'default';
+  const workers: Worker[] = [];
+  for (const queue of setup.queues) {
+    const taskQueue = TASK_QUEUES[queue];
+    switch (queue) {
+      case 'orchestration':
+        workers.push(
+          await Worker.create({
+            connection,
+            namespace,
+            taskQueue,
+            workflowBundle: { codePath: setup.workflowBundlePath ?? DEFAULT_WORKFLOW_BUNDLE },
+            activities: createDataActivities({ store }),
+            maxConcurrentActivityTaskExecutions: 2,
+          }),
+        );
+        break;
+      case 'inference':
+        workers.push(
+          await Worker.create({
+            connection,
+            namespace,
+            taskQueue,
+            activities: createInferenceActivities({ store }),
+            maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? 64,
+          }),
+        );
+        break;
+      case 'training':
+        workers.push(
+          await Worker.create({
+            connection,
+            namespace,
+            taskQueue,
+            activities: createTrainingActivities({ store }),
+            maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? 1,
+          }),
+        );
+        break;
+      case 'tools':
+        workers.push(
+          await Worker.create({
+            connection,
+            namespace,
+            taskQueue,
+            activities: createToolActivities(),
+            maxConcurrentActivityTaskExecutions: 64,
+          }),
+        );
+        break;
+    }
+  }
+  return workers;
+}
+
+export function defaultStore(): FsBlobStore {
+  return new FsBlobStore(process.env.DURABLE_RL_STORE ?? path.join(DATA_DIR, 'store'));
+}

@@ -1,0 +1,51 @@
+/**
+ * Activity stubs by task queue. Timeouts come from the run config so that a deployment (or a test
+ * that kills workers) can pick how fast a dead worker is noticed; retries are explicit everywhere.
+ */
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { DataActivities } from '../activities/data';
+import type { InferenceActivities } from '../activities/inference';
+import type { TrainingActivities } from '../activities/training';
+import type { ToolActivities } from '../activities/tools';
+import type { RunConfig } from '../src/config/schema';
+import { TASK_QUEUES } from './shared';
+
+/** Failures that no retry can fix: bad config, bad input, model output that cannot be parsed. */
+export const NON_RETRYABLE_ERRORS = ['ConfigError', 'BadInputError', 'CalcInputError', 'PlanParseError'];
+
+const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '30s',
+  maximumAttempts,
+  nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+});
+
+export function activityProxies(t: RunConfig['timeouts']) {
+  const heartbeatTimeout = `${t.heartbeatSec}s`;
+  return {
+    data: proxyActivities<DataActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '10m',
+      heartbeatTimeout,
+      retry: retry(5),
+    }),
+    training: proxyActivities<TrainingActivities>({
+      taskQueue: TASK_QUEUES.training,
+      startToCloseTimeout: `${t.trainSec}s`,
+      heartbeatTimeout,
+      retry: retry(10),
+    }),
+    inference: proxyActivities<InferenceActivities>({
+      taskQueue: TASK_QUEUES.inference,
+      startToCloseTimeout: `${t.generateSec}s`,
+      heartbeatTimeout,
+      retry: retry(10),
+    }),
+    tools: proxyActivities<ToolActivities>({
+      taskQueue: TASK_QUEUES.tools,
+      startToCloseTimeout: `${t.toolSec}s`,
+      retry: retry(3),
+    }),
+  };
+}

@@ -1,0 +1,2 @@
+/** Every workflow the orchestration worker registers. */
+export { trainingRun } from './training-run';

@@ -1,0 +1,107 @@
+/**
+ * trainingRun: the main job. Prepares the SFT dataset, fits the embedded policy on oracle
+ * demonstrations in checkpointed chunks, publishes weights to the inference workers and
+ * evaluates on held-out problems. Long runs continue-as-new with their state.
+ */
+import {
+  ApplicationFailure,
+  continueAsNew,
+  log,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { parseRunConfig } from '../src/config/parse';
+import { ConfigError } from '../src/config/errors';
+import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import { activityProxies } from './activity-proxies';
+import { EXPERIMENT, STEP } from './search-attributes';
+import { progressQuery } from './shared';
+import type { EvalPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
+
+export async function trainingRun(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
+  const cfg = parseConfigOrFail(input);
+  const { data, training, inference } = activityProxies(cfg.timeouts);
+  const runId = workflowInfo().workflowId;
+  const state: RunState = resume ?? { losses: [], evals: [] };
+  const progress: RunProgress = {
+    phase: 'prepare',
+    step: state.checkpoint?.step ?? 0,
+    totalSteps: cfg.sft.steps,
+    weightVersion: state.weights?.version ?? 0,
+    lastLoss: state.losses.at(-1)?.loss,
+    lastEval: state.evals.at(-1),
+  };
+  setHandler(progressQuery, () => progress);
+  upsertSearchAttributes([EXPERIMENT.value(cfg.experiment), STEP.value(progress.step)]);
+
+  const dataset = state.dataset ?? (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq }));
+  state.dataset = dataset;
+  const init = state.checkpoint ? undefined : await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
+  state.checkpoint ??= init?.checkpoint;
+  let checkpoint = state.checkpoint!;
+  const backend = init?.backend ?? 'resumed';
+
+  const evaluate = async (): Promise<EvalPoint> => {
+    progress.phase = 'eval';
+    const version = (state.weights?.version ?? -1) + 1;
+    const weights: WeightsInfo = await training.publishWeights({ runId, checkpoint, version });
+    state.weights = weights;
+    progress.weightVersion = version;
+    const report = await inference.evaluatePolicy({
+      runId,
+      weights,
+      task: cfg.task,
+      rollout: cfg.rollout,
+      seed: cfg.seed,
+      maxNewTokens: cfg.eval.maxNewTokens,
+    });
+    const point: EvalPoint = { ...report, step: checkpoint.step, weightVersion: version };
+    state.evals.push(point);
+    progress.lastEval = point;
+    log.info('evaluation', { step: point.step, planner: point.plannerAccuracy, actor: point.actorAccuracy, episode: point.episodeAccuracy });
+    return point;
+  };
+
+  if (cfg.eval.everySteps > 0 && state.evals.length === 0 && checkpoint.step === 0 && cfg.sft.steps > 0) await evaluate();
+
+  progress.phase = 'sft';
+  while (checkpoint.step < cfg.sft.steps) {
+    const toStep = Math.min(cfg.sft.steps, checkpoint.step + cfg.sft.stepsPerActivity);
+    const chunk = await training.trainSft({ runId, checkpoint, dataset, toStep, sft: cfg.sft, seed: cfg.seed });
+    checkpoint = state.checkpoint = chunk.checkpoint;
+    state.losses.push(...chunk.losses);
+    Object.assign(progress, { phase: 'sft', step: checkpoint.step, lastLoss: chunk.losses.at(-1)?.loss });
+    upsertSearchAttributes([STEP.value(checkpoint.step)]);
+    log.info('sft chunk', { step: checkpoint.step, loss: progress.lastLoss, tokensPerSec: chunk.tokensPerSec });
+
+    const evalDue = cfg.eval.everySteps > 0 && Math.floor(toStep / cfg.eval.everySteps) > Math.floor((toStep - chunk.losses.length) / cfg.eval.everySteps);
+    if (evalDue && checkpoint.step < cfg.sft.steps) await evaluate();
+    if (workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof trainingRun>(cfg, state);
+    }
+  }
+
+  const final = state.evals.at(-1)?.step === checkpoint.step && state.evals.length > 0 ? state.evals.at(-1)! : await evaluate();
+  progress.phase = 'done';
+  return {
+    experiment: cfg.experiment,
+    backend,
+    sftSteps: checkpoint.step,
+    finalLoss: state.losses.at(-1)?.loss,
+    losses: state.losses,
+    evals: state.evals,
+    final,
+    checkpoint,
+    weights: state.weights,
+  };
+}
+
+function parseConfigOrFail(input: RunConfigInput): RunConfig {
+  try {
+    return parseRunConfig(input, 'workflow input');
+  } catch (err) {
+    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
+    throw err;
+  }
+}
