@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   roots: ['<rootDir>/test'],
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/setup/node-environment.js',
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['**/*.test.ts'],

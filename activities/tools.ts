@@ -3,6 +3,7 @@
  * (CalcInputError, with the reason in its details); the episode driver turns it into an error
  * result the actor sees, so model nonsense never fails a workflow.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { calc as evaluate, CalcInputError } from '../src/tasks/arith/calc';
 
@@ -18,6 +19,22 @@ export function createToolActivities() {
       } catch (err) {
         if (err instanceof CalcInputError) {
           throw ApplicationFailure.nonRetryable(`calc(${JSON.stringify(expression)}): ${err.message}`, 'CalcInputError', { reason: err.reason });
+        }
+        throw err;
+      }
+    },
+
+    /**
+     * calc, plus the attempt that answered: workflows cannot see Temporal's retries of an activity
+     * that finally succeeded, and the Plan/Act tool metrics count them.
+     */
+    async calcWithAttempt({ expression }: CalcInput): Promise<{ value: string; attempt: number }> {
+      const attempt = Context.current().info.attempt;
+      try {
+        return { value: evaluate(expression), attempt };
+      } catch (err) {
+        if (err instanceof CalcInputError) {
+          throw ApplicationFailure.nonRetryable(`calc(${JSON.stringify(expression)}): ${err.message}`, 'CalcInputError', { reason: err.reason, attempt });
         }
         throw err;
       }

@@ -22,7 +22,7 @@ const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
 });
 
 export function activityProxies(t: RunConfig['timeouts']) {
-  const heartbeatTimeout = `${t.heartbeatSec}s`;
+  const heartbeatTimeout = t.heartbeatSec * 1000;
   return {
     data: proxyActivities<DataActivities>({
       taskQueue: TASK_QUEUES.orchestration,
@@ -32,19 +32,19 @@ export function activityProxies(t: RunConfig['timeouts']) {
     }),
     training: proxyActivities<TrainingActivities>({
       taskQueue: TASK_QUEUES.training,
-      startToCloseTimeout: `${t.trainSec}s`,
+      startToCloseTimeout: t.trainSec * 1000,
       heartbeatTimeout,
       retry: retry(10),
     }),
     inference: proxyActivities<InferenceActivities>({
       taskQueue: TASK_QUEUES.inference,
-      startToCloseTimeout: `${t.generateSec}s`,
+      startToCloseTimeout: t.generateSec * 1000,
       heartbeatTimeout,
       retry: retry(10),
     }),
     tools: proxyActivities<ToolActivities>({
       taskQueue: TASK_QUEUES.tools,
-      startToCloseTimeout: `${t.toolSec}s`,
+      startToCloseTimeout: t.toolSec * 1000,
       retry: retry(3),
     }),
   };

@@ -33,9 +33,9 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
     lastEval: state.evals.at(-1),
   };
   setHandler(progressQuery, () => progress);
-  upsertSearchAttributes([EXPERIMENT.value(cfg.experiment), STEP.value(progress.step)]);
+  upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: STEP, value: progress.step }]);
 
-  const dataset = state.dataset ?? (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq }));
+  const dataset = state.dataset ?? (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq })).ref;
   state.dataset = dataset;
   const init = state.checkpoint ? undefined : await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
   state.checkpoint ??= init?.checkpoint;
@@ -72,7 +72,7 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
     checkpoint = state.checkpoint = chunk.checkpoint;
     state.losses.push(...chunk.losses);
     Object.assign(progress, { phase: 'sft', step: checkpoint.step, lastLoss: chunk.losses.at(-1)?.loss });
-    upsertSearchAttributes([STEP.value(checkpoint.step)]);
+    upsertSearchAttributes([{ key: STEP, value: checkpoint.step }]);
     log.info('sft chunk', { step: checkpoint.step, loss: progress.lastLoss, tokensPerSec: chunk.tokensPerSec });
 
     const evalDue = cfg.eval.everySteps > 0 && Math.floor(toStep / cfg.eval.everySteps) > Math.floor((toStep - chunk.losses.length) / cfg.eval.everySteps);

@@ -26,6 +26,12 @@ export class BatchingEngine {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`maxBatch must be a positive integer, got ${maxBatch}`);
   }
 
+  /** Frees the engine once the queue is empty (an engine without release() needs nothing). */
+  async release(): Promise<void> {
+    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 50));
+    await this.engine.release?.();
+  }
+
   get weightVersion(): number {
     return this.engine.weightVersion;
   }

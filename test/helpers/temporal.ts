@@ -3,11 +3,10 @@
  * built exactly as production builds them, over a throwaway blob store.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import type { TaskQueueName } from '../../workflows/shared';
-import type { RunConfigInput } from '../../src/config/schema';
 
 export { tempStore } from './store';
 
@@ -17,7 +16,18 @@ export function testAddress(): string {
   return address;
 }
 
+let runtimeInstalled = false;
+
 export async function connectTestEnv(): Promise<TestWorkflowEnvironment> {
+  if (!runtimeInstalled) {
+    runtimeInstalled = true;
+    try {
+      // Worker state changes at INFO drown the test output; warnings and errors still show.
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // Another test file in this jest worker process installed it already.
+    }
+  }
   return TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
 }
 
@@ -43,17 +53,4 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
 }
 
-/** A run small enough for the test suite: seconds, not minutes. */
-export function tinyRunConfig(overrides: Partial<RunConfigInput> = {}): RunConfigInput {
-  return {
-    experiment: 'test-tiny',
-    seed: 7,
-    task: { trainProblems: 40, evalProblems: 4 },
-    model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 },
-    sft: { steps: 4, batchSize: 4, stepsPerActivity: 2, warmupSteps: 1 },
-    eval: { everySteps: 0, maxNewTokens: 12 },
-    rollout: { maxTurns: 2 },
-    timeouts: { heartbeatSec: 10 },
-    ...overrides,
-  };
-}
+export { tinyRunConfig } from '../../scripts/lib/scenarios';

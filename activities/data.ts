@@ -1,0 +1,65 @@
+/**
+ * Orchestration-queue activities that build datasets. The dataset goes to the blob store; the
+ * history keeps its reference, counts and one readable example.
+ */
+import type { BlobRef } from '../src/domain/types';
+import { putJson, type BlobStore } from '../src/store/blob-store';
+import { loadTokenizer, tokenizeSegments } from '../src/model/tokenizer';
+import type { RunConfig } from '../src/config/schema';
+import type { SftExample as TokenizedExample } from '../src/rl/sft';
+import { generateProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
+import { names } from './names';
+
+export interface PrepareSftDatasetInput {
+  runId: string;
+  seed: number;
+  task: RunConfig['task'];
+  maxSeq: number;
+}
+
+export interface SftDatasetInfo {
+  ref: BlobRef;
+  examples: number;
+  plannerExamples: number;
+  actorExamples: number;
+  /** Examples dropped because they do not fit in maxSeq tokens. */
+  tooLong: number;
+  meanTokens: number;
+  preview: string;
+}
+
+export function createDataActivities({ store }: { store: BlobStore }) {
+  return {
+    async prepareSftDataset(input: PrepareSftDatasetInput): Promise<SftDatasetInfo> {
+      const tokenizer = loadTokenizer();
+      const problems = generateProblems({ seed: input.seed, count: input.task.trainProblems, split: 'train', difficulty: input.task.difficulty });
+      const examples: TokenizedExample[] = [];
+      let tooLong = 0;
+      let preview = '';
+      for (const problem of problems) {
+        for (const ex of oracleSftExamples(problem)) {
+          preview ||= sftExampleText(ex);
+          const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
+          if (tokens.length > input.maxSeq) {
+            tooLong += 1;
+            continue;
+          }
+          examples.push({ role: ex.role, tokens, lossMask });
+        }
+      }
+      const ref = await putJson(store, { examples }, 'sft-dataset');
+      await store.nameIfAbsent(names.dataset(input.runId), ref);
+      return {
+        ref,
+        examples: examples.length,
+        plannerExamples: examples.filter((e) => e.role === 'planner').length,
+        actorExamples: examples.filter((e) => e.role === 'actor').length,
+        tooLong,
+        meanTokens: Math.round(examples.reduce((a, e) => a + e.tokens.length, 0) / Math.max(1, examples.length)),
+        preview,
+      };
+    },
+  };
+}
+
+export type DataActivities = ReturnType<typeof createDataActivities>;

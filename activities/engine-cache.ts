@@ -1,0 +1,49 @@
+/**
+ * Inference workers keep the engines of the newest weight versions loaded. Weights arrive by
+ * reference (the ONNX blob published by publishWeights); a new version is loaded on first use.
+ */
+import type { BlobStore } from '../src/store/blob-store';
+import { BatchingEngine } from '../src/engine/batcher';
+import { OrtEngine } from '../src/engine/ort-engine';
+import { loadTokenizer } from '../src/model/tokenizer';
+import { ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
+import type { GptConfig } from '../src/model/arch';
+import type { WeightsInfo } from '../workflows/training-run-types';
+
+const KEEP_VERSIONS = 2;
+
+export class EngineCache {
+  private readonly engines = new Map<string, Promise<BatchingEngine>>();
+
+  constructor(
+    private readonly store: BlobStore,
+    private readonly maxBatch: number,
+  ) {}
+
+  get(weights: WeightsInfo): Promise<BatchingEngine> {
+    const key = weights.onnx.sha256;
+    let engine = this.engines.get(key);
+    if (!engine) {
+      engine = this.load(weights);
+      engine.catch(() => this.engines.delete(key));
+      this.engines.set(key, engine);
+      while (this.engines.size > KEEP_VERSIONS) {
+        const oldest = this.engines.keys().next().value as string;
+        const evicted = this.engines.get(oldest);
+        this.engines.delete(oldest);
+        // Release once its in-flight batches are done; a failed load has nothing to release.
+        evicted?.then((e) => e.release()).catch(() => undefined);
+      }
+    }
+    return engine;
+  }
+
+  private async load(weights: WeightsInfo): Promise<BatchingEngine> {
+    const bytes = await this.store.get(weights.onnx);
+    const configJson = readOnnxMetadata(bytes)[ONNX_META.config];
+    if (!configJson) throw new Error(`ONNX weights v${weights.version} carry no ${ONNX_META.config} metadata`);
+    const config = JSON.parse(configJson) as GptConfig;
+    const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: loadTokenizer(), weightVersion: weights.version });
+    return new BatchingEngine(engine, this.maxBatch);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Inference-queue activities. Concurrent generate activities share one engine per weight version,
+ * which batches them (see BatchingEngine); token ids, logprobs and entropy go to the blob store and
+ * the history keeps the text and a few numbers a person can read.
+ */
+import { Context } from '@temporalio/activity';
+import type { AgentRole, BlobRef, FinishReason, SamplingParams } from '../src/domain/types';
+import { putJson, type BlobStore } from '../src/store/blob-store';
+import { evaluateArithPolicy } from '../src/eval/arith-eval';
+import type { RunConfig } from '../src/config/schema';
+import type { WeightsInfo } from '../workflows/training-run-types';
+import { EngineCache } from './engine-cache';
+import type { EvalReport } from './evaluation-types';
+
+export interface GenerateInput {
+  weights: WeightsInfo;
+  role: AgentRole;
+  prompt: string;
+  params: SamplingParams;
+}
+
+export interface GenerateResult {
+  text: string;
+  finishReason: FinishReason;
+  promptTokens: number;
+  responseTokens: number;
+  /** Mean normalized entropy of the generated tokens (0 = certain, 1 = uniform). */
+  meanEntropy: number;
+  weightVersion: number;
+  /** Prompt/response token ids, logprobs and entropy, by reference. */
+  tokens: BlobRef;
+}
+
+export interface EvaluatePolicyInput {
+  runId: string;
+  weights: WeightsInfo;
+  task: RunConfig['task'];
+  rollout: RunConfig['rollout'];
+  seed: number;
+  maxNewTokens: number;
+}
+
+/** Keeps a long activity visibly alive while it awaits the engine. */
+async function withHeartbeat<T>(work: Promise<T>, details: () => unknown): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(details()), 1000);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export function createInferenceActivities({ store, maxBatch = 64 }: { store: BlobStore; maxBatch?: number }) {
+  const engines = new EngineCache(store, maxBatch);
+
+  return {
+    async generate(input: GenerateInput): Promise<GenerateResult> {
+      const engine = await engines.get(input.weights);
+      const c = await withHeartbeat(engine.complete(input.prompt, input.params), () => ({ role: input.role }));
+      const tokens = await putJson(
+        store,
+        { promptTokenIds: c.promptTokenIds, tokenIds: c.tokenIds, logprobs: c.logprobs, entropy: c.entropy },
+        'completion-tokens',
+      );
+      return {
+        text: c.text,
+        finishReason: c.finishReason,
+        promptTokens: c.promptTokenIds.length,
+        responseTokens: c.tokenIds.length,
+        meanEntropy: c.entropy.length ? round(c.entropy.reduce((a, b) => a + b, 0) / c.entropy.length) : 0,
+        weightVersion: input.weights.version,
+        tokens,
+      };
+    },
+
+    async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvalReport> {
+      const engine = await engines.get(input.weights);
+      let done = 0;
+      const work = evaluateArithPolicy(engine, {
+        seed: input.seed,
+        problems: input.task.evalProblems,
+        difficulty: input.task.difficulty,
+        rollout: input.rollout,
+        maxNewTokens: input.maxNewTokens,
+        onEpisode: () => (done += 1),
+      });
+      return withHeartbeat(work, () => ({ episodesDone: done }));
+    },
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+export type InferenceActivities = ReturnType<typeof createInferenceActivities>;

@@ -1,0 +1,85 @@
+/**
+ * Orchestration-queue activities a Plan/Act job needs besides inference: its config file, the
+ * weights another run published, and its arrival at the rollout session.
+ *
+ * Arrival is update-with-start through the Temporal client: workflow code cannot start-or-join a
+ * workflow by id, and whichever job arrives first must create the session while the second joins
+ * it. The update id is fixed per job and session, so an activity retry is deduplicated by the server
+ * instead of arriving twice.
+ */
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { loadRunConfig } from '../src/config/load';
+import { ConfigError } from '../src/config/errors';
+import type { RunConfig } from '../src/config/schema';
+import { readOnnxMetadata } from '../src/model/onnx-export';
+import { REPO_ROOT } from '../src/paths';
+import type { BlobStore } from '../src/store/blob-store';
+import type { Arrival, ArrivalAck, RolloutSessionInput } from '../workflows/plan-act-types';
+import { EXPERIMENT, ROLLOUT_ID } from '../workflows/search-attributes';
+import { arriveUpdate, TASK_QUEUES } from '../workflows/shared';
+import type { WeightsInfo } from '../workflows/training-run-types';
+import { runKey } from './names';
+
+export interface ArriveAtSessionInput {
+  sessionWorkflowId: string;
+  session: RolloutSessionInput;
+  arrival: Arrival;
+}
+
+export function createPlanActJobActivities({ store, client }: { store: BlobStore; client: Client }) {
+  return {
+    /** Reads a YAML/JSON run config on the worker, relative to the repository root. */
+    async loadJobConfig({ file }: { file: string }): Promise<RunConfig> {
+      try {
+        return loadRunConfig(path.resolve(REPO_ROOT, file));
+      } catch (err) {
+        if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
+        throw err;
+      }
+    },
+
+    /** The newest weights `runId` published (publishWeights names them runs/<run>/weights/v<N>). */
+    async resolveRunWeights({ runId }: { runId: string }): Promise<WeightsInfo> {
+      const published = await store.listNames(`runs/${runKey(runId)}/weights/v`);
+      const name = published.at(-1);
+      const onnx = name === undefined ? undefined : await store.getName(name);
+      if (name === undefined || onnx === undefined) {
+        throw ApplicationFailure.nonRetryable(`run ${JSON.stringify(runId)} has published no weights (nothing under runs/${runKey(runId)}/weights/)`, 'BadInputError');
+      }
+      const meta = readOnnxMetadata(await store.get(onnx));
+      const version = Number(name.slice(name.lastIndexOf('/v') + 2));
+      return { version, step: Number(meta.step ?? 0), onnx };
+    },
+
+    async arriveAtSession(input: ArriveAtSessionInput): Promise<ArrivalAck> {
+      const start = new WithStartWorkflowOperation('rolloutSession', {
+        workflowId: input.sessionWorkflowId,
+        taskQueue: TASK_QUEUES.orchestration,
+        args: [input.session],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: [
+          { key: EXPERIMENT, value: input.session.experiment },
+          { key: ROLLOUT_ID, value: input.session.rolloutId },
+        ],
+      });
+      try {
+        return await client.workflow.executeUpdateWithStart(arriveUpdate, {
+          args: [input.arrival],
+          updateId: `arrive-${input.arrival.role}-${input.arrival.jobWorkflowId}`,
+          startWorkflowOperation: start,
+        });
+      } catch (err) {
+        // The session's validator refused this job (role taken, terms differ): no retry can fix that.
+        // A session that closed before taking the update is not a refusal: the retry starts a new run.
+        if (err instanceof WorkflowUpdateFailedError && !(err.cause instanceof ApplicationFailure && err.cause.type === 'AcceptedUpdateCompletedWorkflow')) {
+          throw ApplicationFailure.nonRetryable(`session ${input.sessionWorkflowId} refused the ${input.arrival.role} job: ${err.cause?.message ?? err.message}`, 'SessionRejected');
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+export type PlanActJobActivities = ReturnType<typeof createPlanActJobActivities>;

@@ -1,0 +1,108 @@
+/**
+ * The project's tokenizer: assets/tokenizer.json (trained by scripts/train-tokenizer.ts) loaded with
+ * @huggingface/tokenizers, so the same file works unchanged in Python `tokenizers`/`transformers`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { EOS_TEXT } from '../planact/protocol';
+import type { TextTokenizer } from './tokenizer-types';
+
+export const EOS_TOKEN = EOS_TEXT;
+export const PAD_TOKEN = '<|pad|>';
+export const DEFAULT_TOKENIZER_PATH = 'assets/tokenizer.json';
+
+/** Passed next to tokenizer.json; clean-up must be off or decode(encode(x)) would rewrite spaces. */
+export const TOKENIZER_CONFIG = {
+  tokenizer_class: 'PreTrainedTokenizerFast',
+  eos_token: EOS_TOKEN,
+  pad_token: PAD_TOKEN,
+  clean_up_tokenization_spaces: false,
+  add_bos_token: false,
+  add_eos_token: false,
+} as const;
+
+/** The repository root, found from this file, so the default path works from src/ (jest) and dist/. */
+export function repoRoot(from: string = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const pkg = path.join(dir, 'package.json');
+    if (fs.existsSync(pkg)) {
+      const name = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string }).name;
+      if (name === 'durable-rl') return dir;
+    }
+    if (path.dirname(dir) === dir) return process.cwd();
+  }
+}
+
+class HfTextTokenizer implements TextTokenizer {
+  readonly vocabSize: number;
+  readonly eosId: number;
+  readonly padId: number;
+  readonly eosToken = EOS_TOKEN;
+
+  constructor(private readonly tok: Tokenizer) {
+    const vocab = tok.get_vocab(true);
+    this.vocabSize = Math.max(...vocab.values()) + 1;
+    this.eosId = requireId(tok, EOS_TOKEN);
+    this.padId = requireId(tok, PAD_TOKEN);
+  }
+
+  encode(text: string): number[] {
+    if (text === '') return [];
+    const { ids } = this.tok.encode(text, { add_special_tokens: false });
+    if (ids.some((id) => id === undefined)) throw new Error(`text has bytes the tokenizer cannot encode: ${JSON.stringify(text.slice(0, 40))}`);
+    return ids;
+  }
+
+  decode(ids: number[]): string {
+    // The library rejects an empty array; an empty completion is legitimate here.
+    if (ids.length === 0) return '';
+    return this.tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+  }
+}
+
+function requireId(tok: Tokenizer, token: string): number {
+  const id = tok.token_to_id(token);
+  if (id === undefined) throw new Error(`tokenizer has no ${token} token`);
+  return id;
+}
+
+/** From a parsed tokenizer.json (e.g. fetched from the blob store). */
+export function tokenizerFromJson(tokenizerJson: object): TextTokenizer {
+  return new HfTextTokenizer(new Tokenizer(tokenizerJson, TOKENIZER_CONFIG));
+}
+
+const cache = new Map<string, TextTokenizer>();
+
+/** Loads (once per path) a tokenizer.json; relative paths are resolved against the repository root. */
+export function loadTokenizer(file: string = DEFAULT_TOKENIZER_PATH): TextTokenizer {
+  const resolved = path.resolve(repoRoot(), file);
+  let tok = cache.get(resolved);
+  if (tok === undefined) {
+    tok = tokenizerFromJson(JSON.parse(fs.readFileSync(resolved, 'utf8')) as object);
+    cache.set(resolved, tok);
+  }
+  return tok;
+}
+
+export interface TextSegment {
+  text: string;
+  /** true: model-written, trained on (loss mask 1); false: prompt or environment text. */
+  train: boolean;
+}
+
+/**
+ * Tokens and loss mask of a segmented text, one segment at a time so the mask follows segment
+ * boundaries exactly (the protocol keeps those boundaries pre-token boundaries, so the tokens also
+ * equal those of the joined text).
+ */
+export function tokenizeSegments(tok: TextTokenizer, segments: readonly TextSegment[]): { tokens: number[]; lossMask: number[] } {
+  const tokens: number[] = [];
+  const lossMask: number[] = [];
+  for (const s of segments) {
+    const ids = tok.encode(s.text);
+    tokens.push(...ids);
+    for (let i = 0; i < ids.length; i++) lossMask.push(s.train ? 1 : 0);
+  }
+  return { tokens, lossMask };
+}

@@ -1,0 +1,42 @@
+/** Reads what a person would see in the Web UI: every payload of a history, decoded. */
+import type { temporal } from '@temporalio/proto';
+
+type History = temporal.api.history.v1.IHistory;
+
+export function historyPayloads(history: History): Array<{ event: string; bytes: number; value: unknown }> {
+  const out: Array<{ event: string; bytes: number; value: unknown }> = [];
+  for (const event of history.events ?? []) {
+    const label = String(event.eventType ?? '?');
+    visit(event, (payload) => {
+      const data = payload.data ?? new Uint8Array();
+      let value: unknown;
+      try {
+        value = JSON.parse(new TextDecoder().decode(data));
+      } catch {
+        value = undefined;
+      }
+      out.push({ event: label, bytes: data.byteLength, value });
+    });
+  }
+  return out;
+}
+
+function visit(node: unknown, onPayload: (p: { data?: Uint8Array | null }) => void): void {
+  if (node === null || typeof node !== 'object') return;
+  if (node instanceof Uint8Array) return;
+  const obj = node as Record<string, unknown>;
+  if (Array.isArray(obj.payloads)) {
+    for (const p of obj.payloads) onPayload(p as { data?: Uint8Array | null });
+  }
+  for (const [k, v] of Object.entries(obj)) if (k !== 'payloads') visit(v, onPayload);
+}
+
+/** Longest array of numbers anywhere in a value: raw token arrays would show up here. */
+export function longestNumberArray(value: unknown): number {
+  if (Array.isArray(value)) {
+    const own = value.every((x) => typeof x === 'number') ? value.length : 0;
+    return Math.max(own, ...value.map(longestNumberArray));
+  }
+  if (value && typeof value === 'object') return Math.max(0, ...Object.values(value).map(longestNumberArray));
+  return 0;
+}

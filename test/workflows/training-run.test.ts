@@ -1,0 +1,84 @@
+/** trainingRun end to end on the real dev server with the real activities. */
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { decodeCheckpoint } from '../../src/model/checkpoint';
+import type { FsBlobStore } from '../../src/store/fs-blob-store';
+import { names } from '../../activities/names';
+import { EXPERIMENT } from '../../workflows/search-attributes';
+import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
+import type { TrainingRunResult } from '../../workflows/training-run-types';
+import { historyPayloads, longestNumberArray } from '../helpers/history';
+import { connectTestEnv, startWorkers, tempStore, tinyRunConfig, uniqueId } from '../helpers/temporal';
+
+let env: TestWorkflowEnvironment;
+let store: FsBlobStore;
+let workers: Awaited<ReturnType<typeof startWorkers>>;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  store = tempStore('training-run');
+  workers = await startWorkers(env, store);
+});
+
+afterAll(async () => {
+  await workers?.stop();
+  await env?.teardown();
+});
+
+describe('trainingRun', () => {
+  it('fits the policy in checkpointed chunks, publishes weights and evaluates held-out problems', async () => {
+    const workflowId = uniqueId('sft');
+    const handle = await env.client.workflow.start('trainingRun', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId,
+      args: [tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } })],
+    });
+    const result = (await handle.result()) as TrainingRunResult;
+
+    expect(result.sftSteps).toBe(4);
+    expect(result.losses.map((l) => l.step)).toEqual([1, 2, 3, 4]);
+    expect(result.losses.every((l) => Number.isFinite(l.loss) && l.loss > 0)).toBe(true);
+    // Baseline at step 0, one mid-run, the final one reused at step 4.
+    expect(result.evals.map((e) => [e.step, e.weightVersion])).toEqual([[0, 0], [2, 1], [4, 2]]);
+    expect(result.final?.problems).toBe(4);
+    for (const e of result.evals) {
+      for (const acc of [e.plannerAccuracy, e.actorAccuracy, e.episodeAccuracy]) expect(acc).toBeGreaterThanOrEqual(0);
+    }
+
+    // One checkpoint per chunk boundary, each decodable, at the step its name says.
+    const ckptNames = await store.listNames(names.checkpointPrefix(workflowId));
+    expect(ckptNames).toEqual([0, 2, 4].map((s) => names.checkpoint(workflowId, s)));
+    for (const [i, name] of ckptNames.entries()) {
+      expect(decodeCheckpoint(await store.get((await store.getName(name))!)).step).toBe([0, 2, 4][i]);
+    }
+
+    expect(await handle.query(progressQuery)).toEqual(expect.objectContaining({ phase: 'done', step: 4, totalSteps: 4 }));
+    const description = await handle.describe();
+    expect(description.typedSearchAttributes.get(EXPERIMENT)).toBe('test-tiny');
+
+    // What the Web UI shows stays small and readable: references and previews, not token arrays.
+    const payloads = historyPayloads(await handle.fetchHistory());
+    expect(payloads.length).toBeGreaterThan(10);
+    for (const p of payloads) {
+      expect(p.bytes).toBeLessThan(64 * 1024);
+      expect(longestNumberArray(p.value)).toBeLessThanOrEqual(64);
+    }
+  });
+
+  it('fails at once with a typed ConfigError naming the bad field', async () => {
+    const handle = await env.client.workflow.start('trainingRun', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId: uniqueId('bad-config'),
+      args: [{ sft: { steps: -3 } }],
+    });
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('ConfigError');
+    expect(cause?.message).toMatch(/sft\.steps/);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+  });
+});
