@@ -65,8 +65,8 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
 
   if (cfg.eval.everySteps > 0 && state.evals.length === 0 && checkpoint.step === 0 && cfg.sft.steps > 0) await evaluate();
 
-  progress.phase = 'sft';
   while (checkpoint.step < cfg.sft.steps) {
+    progress.phase = 'sft';
     const toStep = Math.min(cfg.sft.steps, checkpoint.step + cfg.sft.stepsPerActivity);
     const chunk = await training.trainSft({ runId, checkpoint, dataset, toStep, sft: cfg.sft, seed: cfg.seed });
     checkpoint = state.checkpoint = chunk.checkpoint;
