@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import { ConfigError } from '../src/config/errors';
 import { DATA_DIR, REPO_ROOT } from '../src/paths';
@@ -39,6 +39,17 @@ async function main(): Promise<number> {
     throw err;
   }
 
+  // Worker and workflow logs (per-chunk losses, evaluations) go to a file; the terminal shows progress.
+  const logFile = path.join(DATA_DIR, 'logs', 'workers.log');
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const log = fs.createWriteStream(logFile, { flags: 'a' });
+  Runtime.install({
+    logger: new DefaultLogger('INFO', (entry) => {
+      log.write(`${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} ${entry.level} ${entry.message} ${JSON.stringify(entry.meta ?? {}, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}\n`);
+      if (entry.level === 'ERROR') console.error(`[worker] ${entry.message}`);
+    }),
+  });
+
   const server = await ensureServer();
   console.log(`Temporal server: ${server.address}${server.startedHere ? ' (started dev server, SQLite .data/temporal.db)' : ''}`);
 
@@ -63,6 +74,7 @@ async function main(): Promise<number> {
   runTemporalCli(startArgs);
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) console.log(`Web UI:      ${workflowUrl(server.uiUrl, workflowId)}`);
+  console.log(`worker log:  ${path.relative(REPO_ROOT, logFile)}`);
 
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
