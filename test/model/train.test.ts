@@ -3,7 +3,8 @@ import type { GptConfig } from '../../src/model/arch';
 import { Adam } from '../../src/model/adam';
 import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
-import { type TrainBatch, sequenceLogprobs, trainStep } from '../../src/model/train';
+import { type TrainBatch, computeGradients, sequenceLogprobs, trainStep } from '../../src/model/train';
+import { sharpWeights } from './helpers';
 import { mulberry32 } from '../../src/model/rng';
 
 const cfg: GptConfig = { vocabSize: 24, maxSeq: 16, dModel: 32, nLayers: 2, nHeads: 2, dFf: 64 };
@@ -113,4 +114,60 @@ test('no tensors leak across train steps', () => {
   expect(tf.memory().numTensors).toBe(n);
   model.dispose();
   opt.dispose();
+});
+
+test('analytic gradients match central finite differences', () => {
+  const weights = sharpWeights(cfg, 8, 3);
+  const model = Gpt.fromWeights(cfg, weights);
+  const batch = copyBatch(3, 12);
+  const nll = (): number => -maskedMean(sequenceLogprobs(model, batch.tokens), batch.lossMask);
+  const g = computeGradients(model, batch);
+  expect(g.loss).toBeCloseTo(nll(), 4);
+  const eps = 1e-2;
+  for (const name of ['wte', 'wpe', 'h.0.attn.wq', 'h.0.attn.wk', 'h.1.attn.wv', 'h.0.attn.bo', 'h.0.mlp.w1', 'h.1.mlp.w2', 'h.1.ln2.g', 'lnf.b', 'head']) {
+    const grad = (g.grads[name] as tf.Tensor).dataSync();
+    let idx = 0;
+    for (let i = 1; i < grad.length; i++) if (Math.abs(grad[i] as number) > Math.abs(grad[idx] as number)) idx = i;
+    const w = weights[name] as Float32Array;
+    const orig = w[idx] as number;
+    w[idx] = orig + eps;
+    model.setWeights(weights);
+    const up = nll();
+    w[idx] = orig - eps;
+    model.setWeights(weights);
+    const down = nll();
+    w[idx] = orig;
+    model.setWeights(weights);
+    const numeric = (up - down) / (2 * eps);
+    const analytic = grad[idx] as number;
+    expect(Math.abs(analytic)).toBeGreaterThan(1e-3);
+    expect(Math.abs(numeric - analytic)).toBeLessThan(2e-3 + 0.03 * Math.abs(analytic));
+  }
+  tf.dispose(Object.values(g.grads));
+  model.dispose();
+});
+
+test('micro-batches give the same update as the full batch', () => {
+  const batch = { ...copyBatch(6, 13), advantages: [1, -0.5, 0.3, 0, 2, -1] };
+  const results = [undefined, 2, 4].map((microBatchRows) => {
+    const model = Gpt.random(cfg, 6);
+    const opt = new Adam(model.params, { lr: 1e-2 });
+    const r = trainStep(model, batch, opt, undefined, microBatchRows ? { microBatchRows } : {});
+    const w = model.getWeights();
+    model.dispose();
+    opt.dispose();
+    return { r, w };
+  });
+  const [full, ...parts] = results as [(typeof results)[number], ...typeof results];
+  for (const p of parts) {
+    expect(p.r.loss).toBeCloseTo(full.r.loss, 5);
+    expect(p.r.gradNorm).toBeCloseTo(full.r.gradNorm, 4);
+    expect(p.r.tokens).toBe(full.r.tokens);
+    for (const [name, w] of Object.entries(full.w)) {
+      const other = p.w[name] as Float32Array;
+      let maxDiff = 0;
+      for (let i = 0; i < w.length; i++) maxDiff = Math.max(maxDiff, Math.abs((w[i] as number) - (other[i] as number)));
+      expect(maxDiff).toBeLessThan(1e-5);
+    }
+  }
 });

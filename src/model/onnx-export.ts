@@ -1,0 +1,151 @@
+import { onnx } from 'onnx-proto';
+import { type GptConfig, type WeightMap, LAYER_NORM_EPS, MASK_VALUE, headDim, weightShapes } from './arch';
+import { ELEM, GraphBuilder } from './onnx-builder';
+
+const OPSET = 20;
+/** IR 9 is the first that allows opset 20; onnx-proto's enum stops at 8 but the field is a plain int. */
+const IR_VERSION = 9;
+
+/** Names of the decoder's inputs and outputs (the engine and the exporter share them). */
+export const ONNX_IO = {
+  inputIds: 'input_ids',
+  attentionMask: 'attention_mask',
+  positionIds: 'position_ids',
+  pastKey: (i: number): string => `past_key_values.${i}.key`,
+  pastValue: (i: number): string => `past_key_values.${i}.value`,
+  logits: 'logits',
+  presentKey: (i: number): string => `present.${i}.key`,
+  presentValue: (i: number): string => `present.${i}.value`,
+} as const;
+
+/** metadata_props keys written by exportOnnx. */
+export const ONNX_META = { config: 'gpt_config', weightVersion: 'weight_version' } as const;
+
+/**
+ * Exports the decoder (src/model/arch.ts) as an opset-20 ONNX model with KV-cache I/O.
+ * A past length of 0 (empty past tensors) gives the full-sequence forward, so one graph
+ * serves prefill, recomputation and cached decoding.
+ *
+ * Same math as gpt.ts, arranged for a fast single-token step, where onnxruntime's per-node
+ * overhead dominates: the residual stream stays 2-D [b·s, d] so every linear layer is one Gemm
+ * with its bias fused, and Q, K, V come from one Gemm on concatenated weights.
+ * `metadata.weight_version`, when given, identifies the weights; the config is always embedded.
+ */
+export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<string, string> = {}): Uint8Array {
+  const g = new GraphBuilder();
+  const H = cfg.nHeads;
+  const hd = headDim(cfg);
+  const d = cfg.dModel;
+
+  const shapes = new Map(weightShapes(cfg));
+  const w = (name: string): Float32Array => {
+    const t = weights[name];
+    const size = (shapes.get(name) ?? []).reduce((a, b) => a * b, 1);
+    if (!t || t.length !== size) throw new Error(`exportOnnx: weight ${name} missing or not ${size} floats`);
+    return t;
+  };
+  for (const name of ['wte', 'wpe', 'lnf.g', 'lnf.b', 'head', 'headBias']) g.floatInit(name, shapes.get(name) as number[], w(name));
+
+  const one = g.int64Init('const.one', [], [1]);
+  const zeroI = g.int64Init('const.zero_i64', [], [0]);
+  const axis1 = g.int64Init('const.axes_1', [1], [1]);
+  const axes12 = g.int64Init('const.axes_1_2', [2], [1, 2]);
+  const rows2d = g.int64Init('const.rows_d', [2], [-1, d]);
+  const qkvTail = g.int64Init('const.qkv_tail', [2], [3 * H, hd]);
+  const vocabTail = g.int64Init('const.vocab_tail', [1], [cfg.vocabSize]);
+  const zeroF = g.floatInit('const.zero_f', [], new Float32Array([0]));
+  const maskF = g.floatInit('const.mask_value', [], new Float32Array([MASK_VALUE]));
+  const scale = g.floatInit('const.scale', [], new Float32Array([1 / Math.sqrt(hd)]));
+
+  const ids = g.input(ONNX_IO.inputIds, ELEM.INT64, ['batch', 'seq']);
+  const am = g.input(ONNX_IO.attentionMask, ELEM.INT64, ['batch', 'total']);
+  const pos = g.input(ONNX_IO.positionIds, ELEM.INT64, ['batch', 'seq']);
+  const pastDims = ['batch', H, 'past', hd];
+  const pastK: string[] = [];
+  const pastV: string[] = [];
+  for (let i = 0; i < cfg.nLayers; i++) {
+    pastK.push(g.input(ONNX_IO.pastKey(i), ELEM.FLOAT, pastDims));
+    pastV.push(g.input(ONNX_IO.pastValue(i), ELEM.FLOAT, pastDims));
+  }
+
+  // Gather here (not oneHot·W as in training): inference needs no gradient. h is [b·s, d].
+  const emb = g.op('Add', [g.op('Gather', ['wte', ids], { axis: 0 }), g.op('Gather', ['wpe', pos], { axis: 0 })]);
+  let h = g.op('Reshape', [emb, rows2d]);
+
+  // Mask [b,1,s,T]: query i sits at absolute index past+i; key j is visible if j ≤ past+i and not padding.
+  const idsShape = g.op('Shape', [ids]);
+  const total = g.op('Gather', [g.op('Shape', [am]), one], { axis: 0 });
+  const seq = g.op('Gather', [idsShape, one], { axis: 0 });
+  const keyIdx = g.op('Range', [zeroI, total, one]);
+  const queryIdx = g.op('Unsqueeze', [g.op('Range', [g.op('Sub', [total, seq]), total, one]), axis1]);
+  const causal = g.op('LessOrEqual', [keyIdx, queryIdx]);
+  const keep = g.op('Unsqueeze', [g.op('Cast', [am], { to: ELEM.BOOL }), axes12]);
+  const mask = g.op('Where', [g.op('And', [causal, keep]), zeroF, maskF]);
+  const qkvShape = g.op('Concat', [idsShape, qkvTail], { axis: 0 });
+
+  const ln = (x: string, p: string): string =>
+    g.op('LayerNormalization', [x, `${p}.g`, `${p}.b`], { axis: -1, epsilon: { float: LAYER_NORM_EPS } });
+  const gemm = (x: string, wName: string, bName: string): string => g.op('Gemm', [x, wName, bName]);
+
+  for (let i = 0; i < cfg.nLayers; i++) {
+    const L = `h.${i}.`;
+    for (const name of ['ln1.g', 'ln1.b', 'attn.wo', 'attn.bo', 'ln2.g', 'ln2.b', 'mlp.w1', 'mlp.b1', 'mlp.w2', 'mlp.b2']) {
+      g.floatInit(`${L}${name}`, shapes.get(`${L}${name}`) as number[], w(`${L}${name}`));
+    }
+    g.floatInit(`${L}attn.wqkv`, [d, 3 * d], concatColumns([w(`${L}attn.wq`), w(`${L}attn.wk`), w(`${L}attn.wv`)], d, d));
+    g.floatInit(`${L}attn.bqkv`, [3 * d], concatColumns([w(`${L}attn.bq`), w(`${L}attn.bk`), w(`${L}attn.bv`)], 1, d));
+
+    // [b·s, 3d] -> [b, s, 3H, hd] -> [b, 3H, s, hd] -> q, k, v as [b, H, s, hd]
+    const qkv = g.op('Transpose', [g.op('Reshape', [gemm(ln(h, `${L}ln1`), `${L}attn.wqkv`, `${L}attn.bqkv`), qkvShape])], {
+      perm: [0, 2, 1, 3],
+    });
+    const [q, kNew, vNew] = g.opN('Split', [qkv], 3, { axis: 1, num_outputs: 3 }) as [string, string, string];
+    const k = g.op('Concat', [pastK[i] as string, kNew], { axis: 2 }, ONNX_IO.presentKey(i));
+    const v = g.op('Concat', [pastV[i] as string, vNew], { axis: 2 }, ONNX_IO.presentValue(i));
+    const scores = g.op('MatMul', [q, g.op('Transpose', [k], { perm: [0, 1, 3, 2] })]);
+    const probs = g.op('Softmax', [g.op('Add', [g.op('Mul', [scores, scale]), mask])], { axis: -1 });
+    const att = g.op('Transpose', [g.op('MatMul', [probs, v])], { perm: [0, 2, 1, 3] });
+    h = g.op('Add', [h, gemm(g.op('Reshape', [att, rows2d]), `${L}attn.wo`, `${L}attn.bo`)]);
+
+    const inner = g.op('Gelu', [gemm(ln(h, `${L}ln2`), `${L}mlp.w1`, `${L}mlp.b1`)], { approximate: 'tanh' });
+    h = g.op('Add', [h, gemm(inner, `${L}mlp.w2`, `${L}mlp.b2`)]);
+  }
+  const logitsShape = g.op('Concat', [idsShape, vocabTail], { axis: 0 });
+  g.op('Reshape', [gemm(ln(h, 'lnf'), 'head', 'headBias'), logitsShape], {}, ONNX_IO.logits);
+
+  g.output(ONNX_IO.logits, ELEM.FLOAT, ['batch', 'seq', cfg.vocabSize]);
+  for (let i = 0; i < cfg.nLayers; i++) {
+    g.output(ONNX_IO.presentKey(i), ELEM.FLOAT, ['batch', H, 'total', hd]);
+    g.output(ONNX_IO.presentValue(i), ELEM.FLOAT, ['batch', H, 'total', hd]);
+  }
+
+  const props: Record<string, string> = { ...metadata, [ONNX_META.config]: JSON.stringify(cfg) };
+  const model: onnx.IModelProto = {
+    irVersion: IR_VERSION,
+    opsetImport: [{ domain: '', version: OPSET }],
+    producerName: 'durable-rl',
+    graph: g.graph('durable_rl_gpt'),
+    metadataProps: Object.keys(props)
+      .sort()
+      .map((key) => ({ key, value: props[key] as string })),
+  };
+  return onnx.ModelProto.encode(onnx.ModelProto.create(model)).finish();
+}
+
+/** Side-by-side concatenation of row-major [rows, cols] matrices (vectors: rows = 1). */
+function concatColumns(parts: Float32Array[], rows: number, cols: number): Float32Array {
+  const width = cols * parts.length;
+  const out = new Float32Array(rows * width);
+  parts.forEach((p, k) => {
+    for (let r = 0; r < rows; r++) out.set(p.subarray(r * cols, (r + 1) * cols), r * width + k * cols);
+  });
+  return out;
+}
+
+/** Reads metadata_props back (ORT's node binding does not expose them). */
+export function readOnnxMetadata(bytes: Uint8Array): Record<string, string> {
+  const model = onnx.ModelProto.decode(bytes);
+  const out: Record<string, string> = {};
+  for (const p of model.metadataProps) if (p.key) out[p.key] = p.value ?? '';
+  return out;
+}
