@@ -20,7 +20,8 @@ import path from 'node:path';
 import { EOS_TEXT } from '../src/planact/protocol';
 import { formatToolError } from '../src/planact/protocol';
 import { arithActorPrompt, CalcInputError, evaluateExpression, generateProblems, oracleSftExamples, sftExampleText, type ArithDifficulty } from '../src/tasks/arith';
-import { PAD_TOKEN, repoRoot, TOKENIZER_CONFIG } from '../src/model/tokenizer';
+import { PAD_TOKEN, TOKENIZER_CONFIG } from '../src/model/tokenizer';
+import { REPO_ROOT } from '../src/paths';
 
 export const SPECIAL_TOKENS = [EOS_TEXT, PAD_TOKEN] as const;
 /** Oniguruma and JS agree on this pattern; [0-9] rather than \d, which is Unicode-wide in Rust. */
@@ -212,7 +213,7 @@ function main(argv: string[]): void {
     minFrequency: Number(arg('min-frequency') ?? DEFAULT_TRAIN_OPTIONS.minFrequency),
     problemsPerDifficulty: Number(arg('problems') ?? DEFAULT_TRAIN_OPTIONS.problemsPerDifficulty),
   };
-  const outDir = path.resolve(repoRoot(), arg('out') ?? 'assets');
+  const outDir = path.resolve(REPO_ROOT, arg('out') ?? 'assets');
   fs.mkdirSync(outDir, { recursive: true });
   const json = trainTokenizerFile(opts);
   fs.writeFileSync(path.join(outDir, 'tokenizer.json'), json);

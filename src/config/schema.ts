@@ -4,16 +4,17 @@
  * Pure (zod only): workflows import the types, the CLI and workers import the parser.
  */
 import { z } from 'zod';
+import { ARITH_DIFFICULTY_LIMITS as LIMITS } from '../tasks/arith/difficulty';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const seconds = (def: number) => z.number().positive().max(7 * 24 * 3600).default(def);
 
 export const DifficultySchema = z
   .object({
-    minTerms: int(2, 12).default(2),
-    maxTerms: int(2, 12).default(3),
-    minDigits: int(1, 6).default(1),
-    maxDigits: int(1, 6).default(2),
+    minTerms: int(2, LIMITS.maxTerms).default(2),
+    maxTerms: int(2, LIMITS.maxTerms).default(3),
+    minDigits: int(1, LIMITS.maxDigits).default(1),
+    maxDigits: int(1, LIMITS.maxDigits).default(2),
     operators: z.array(z.enum(['+', '-', '*'])).min(1).default(['+']),
   })
   .strict()

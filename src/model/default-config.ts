@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GptConfig } from './arch';
-import { DEFAULT_TOKENIZER_PATH, loadTokenizer, repoRoot } from './tokenizer';
+import { DEFAULT_TOKENIZER_PATH, loadTokenizer } from './tokenizer';
+import { REPO_ROOT } from '../paths';
 
 /** Used only while no tokenizer has been trained yet (fresh checkout). */
 export const FALLBACK_VOCAB_SIZE = 512;
@@ -21,7 +22,7 @@ export const DEFAULT_MODEL_SHAPE: Omit<GptConfig, 'vocabSize'> = {
  * disagrees with the tokenizer.
  */
 export function shippedVocabSize(): number {
-  const file = path.resolve(repoRoot(), DEFAULT_TOKENIZER_PATH);
+  const file = path.resolve(REPO_ROOT, DEFAULT_TOKENIZER_PATH);
   return fs.existsSync(file) ? loadTokenizer().vocabSize : FALLBACK_VOCAB_SIZE;
 }
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { EOS_TEXT } from '../planact/protocol';
 import type { TextTokenizer } from './tokenizer-types';
+import { REPO_ROOT } from '../paths';
 
 export const EOS_TOKEN = EOS_TEXT;
 export const PAD_TOKEN = '<|pad|>';
@@ -21,18 +22,6 @@ export const TOKENIZER_CONFIG = {
   add_bos_token: false,
   add_eos_token: false,
 } as const;
-
-/** The repository root, found from this file, so the default path works from src/ (jest) and dist/. */
-export function repoRoot(from: string = __dirname): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const pkg = path.join(dir, 'package.json');
-    if (fs.existsSync(pkg)) {
-      const name = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string }).name;
-      if (name === 'durable-rl') return dir;
-    }
-    if (path.dirname(dir) === dir) return process.cwd();
-  }
-}
 
 class HfTextTokenizer implements TextTokenizer {
   readonly vocabSize: number;
@@ -76,7 +65,7 @@ const cache = new Map<string, TextTokenizer>();
 
 /** Loads (once per path) a tokenizer.json; relative paths are resolved against the repository root. */
 export function loadTokenizer(file: string = DEFAULT_TOKENIZER_PATH): TextTokenizer {
-  const resolved = path.resolve(repoRoot(), file);
+  const resolved = path.resolve(REPO_ROOT, file);
   let tok = cache.get(resolved);
   if (tok === undefined) {
     tok = tokenizerFromJson(JSON.parse(fs.readFileSync(resolved, 'utf8')) as object);

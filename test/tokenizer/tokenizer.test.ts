@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadTokenizer, PAD_TOKEN, repoRoot, tokenizeSegments } from '../../src/model/tokenizer';
+import { loadTokenizer, PAD_TOKEN, tokenizeSegments } from '../../src/model/tokenizer';
+import { REPO_ROOT } from '../../src/paths';
 import { EOS_TEXT, formatToolError } from '../../src/planact/protocol';
 import type { ArithDifficulty } from '../../src/tasks/arith/difficulty';
 import { generateProblems } from '../../src/tasks/arith/problem';
@@ -31,7 +32,7 @@ describe('tokenizer', () => {
     expect(tok.decode([tok.eosId])).toBe(EOS_TEXT);
     expect(tok.encode('')).toEqual([]);
     expect(tok.decode([])).toBe('');
-    expect(loadTokenizer(path.join(repoRoot(), 'assets/tokenizer.json'))).toBe(tok);
+    expect(loadTokenizer(path.join(REPO_ROOT, 'assets/tokenizer.json'))).toBe(tok);
   });
 
   it('spells digits and operators one per token and keeps protocol words whole', () => {
@@ -76,7 +77,7 @@ describe('tokenizer', () => {
 
   it('ships the exact output of the deterministic trainer', () => {
     expect(preTokenize('Compute: 17+5\n')).toEqual(['Compute:Ġ', '1', '7', '+', '5', 'Ċ']);
-    const shipped = fs.readFileSync(path.join(repoRoot(), 'assets/tokenizer.json'), 'utf8');
+    const shipped = fs.readFileSync(path.join(REPO_ROOT, 'assets/tokenizer.json'), 'utf8');
     expect(trainTokenizerFile(DEFAULT_TRAIN_OPTIONS)).toBe(shipped);
   });
 });
