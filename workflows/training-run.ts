@@ -84,16 +84,17 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
 
   const final = state.evals.at(-1)?.step === checkpoint.step && state.evals.length > 0 ? state.evals.at(-1)! : await evaluate();
   progress.phase = 'done';
+  // Key order is what the Web UI shows first: the outcome, then the curves.
   return {
     experiment: cfg.experiment,
     backend,
     sftSteps: checkpoint.step,
     finalLoss: state.losses.at(-1)?.loss,
-    losses: state.losses,
-    evals: state.evals,
     final,
+    evals: state.evals,
     checkpoint,
     weights: state.weights,
+    losses: state.losses,
   };
 }
 
