@@ -6,7 +6,8 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '*.config.js', '*.config.mjs'] },
+  // TypeScript only: the few plain JS files are config and a jest environment.
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
