@@ -1,9 +1,8 @@
-import * as ort from 'onnxruntime-node';
 import type { Completion, SamplingParams } from '../domain/types';
 import { type GptConfig, headDim } from '../model/arch';
-import { ONNX_IO } from '../model/onnx-export';
 import { mixSeed, mulberry32 } from '../model/rng';
 import type { TextTokenizer } from '../model/tokenizer-types';
+import { DecoderSession } from './decoder-session';
 import { GenerationRow } from './generation-row';
 import { KvPingPong } from './kv-cache';
 import { SamplerScratch } from './sampling';
@@ -37,7 +36,7 @@ export interface GenerateOptions {
  */
 export class OrtEngine implements PolicyEngine {
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly session: DecoderSession,
     readonly config: GptConfig,
     readonly tokenizer: TextTokenizer,
     readonly weightVersion: number,
@@ -47,13 +46,7 @@ export class OrtEngine implements PolicyEngine {
     if (init.tokenizer.vocabSize > init.config.vocabSize) {
       throw new RangeError(`tokenizer has ${init.tokenizer.vocabSize} ids, model only ${init.config.vocabSize}`);
     }
-    const threads = init.threads ?? 1;
-    const session = await ort.InferenceSession.create(init.onnx, {
-      graphOptimizationLevel: 'all',
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-    });
+    const session = await DecoderSession.create(init.onnx, init.config, init.threads ?? 1);
     return new OrtEngine(session, { ...init.config }, init.tokenizer, init.weightVersion);
   }
 
@@ -101,7 +94,7 @@ export class OrtEngine implements PolicyEngine {
       });
     });
     let T = P;
-    let logits = await this.runCached(ids, pos, fillMask(maskBuf, pads, T), n, P, T, kv);
+    let logits = await this.session.step(ids, pos, fillMask(maskBuf, pads, T), n, P, T, kv);
     let rowStride = P * V;
     let lastOffset = (P - 1) * V;
     const nextIds = new BigInt64Array(n);
@@ -126,7 +119,7 @@ export class OrtEngine implements PolicyEngine {
         nextPos[b] = BigInt(r.length - 1);
       });
       T += 1;
-      logits = await this.runCached(nextIds.subarray(0, n), nextPos.subarray(0, n), fillMask(maskBuf, pads, T), n, 1, T, kv);
+      logits = await this.session.step(nextIds.subarray(0, n), nextPos.subarray(0, n), fillMask(maskBuf, pads, T), n, 1, T, kv);
       rowStride = V;
       lastOffset = 0;
     }
@@ -152,61 +145,11 @@ export class OrtEngine implements PolicyEngine {
           mask[b * L + pad + j] = 1n;
         });
       });
-      const logits = await this.runFull(ids, pos, mask, n, L);
+      const logits = await this.session.full(ids, pos, mask, n, L);
       batch.forEach((r, b) => r.accept(logits, (b * L + L - 1) * V, params, this.tokenizer, this.config.maxSeq, scratch));
       batch = batch.filter((r) => r.finish === undefined);
       options.onStep?.(step, batch.length);
     }
-  }
-
-  /** One step with the cache: reads kv.past(T - s), writes kv.next(T), swaps. */
-  private async runCached(
-    ids: BigInt64Array,
-    pos: BigInt64Array,
-    mask: BigInt64Array,
-    n: number,
-    s: number,
-    T: number,
-    kv: KvPingPong,
-  ): Promise<Float32Array> {
-    const cfg = this.config;
-    const hd = headDim(cfg);
-    const feeds = this.inputFeeds(ids, pos, mask, n, s, T);
-    const past = kv.past(n, T - s);
-    const present = kv.next(n, T);
-    const logits = new Float32Array(n * s * cfg.vocabSize);
-    const fetches: Record<string, ort.Tensor> = { [ONNX_IO.logits]: new ort.Tensor('float32', logits, [n, s, cfg.vocabSize]) };
-    for (let i = 0; i < cfg.nLayers; i++) {
-      feeds[ONNX_IO.pastKey(i)] = new ort.Tensor('float32', past[2 * i] as Float32Array, [n, cfg.nHeads, T - s, hd]);
-      feeds[ONNX_IO.pastValue(i)] = new ort.Tensor('float32', past[2 * i + 1] as Float32Array, [n, cfg.nHeads, T - s, hd]);
-      fetches[ONNX_IO.presentKey(i)] = new ort.Tensor('float32', present[2 * i] as Float32Array, [n, cfg.nHeads, T, hd]);
-      fetches[ONNX_IO.presentValue(i)] = new ort.Tensor('float32', present[2 * i + 1] as Float32Array, [n, cfg.nHeads, T, hd]);
-    }
-    // Preallocated outputs: onnxruntime writes into our buffers instead of allocating new ones.
-    await this.session.run(feeds, fetches);
-    kv.swap();
-    return logits;
-  }
-
-  /** Full forward with an empty past; only the logits are fetched. */
-  private async runFull(ids: BigInt64Array, pos: BigInt64Array, mask: BigInt64Array, n: number, L: number): Promise<Float32Array> {
-    const cfg = this.config;
-    const feeds = this.inputFeeds(ids, pos, mask, n, L, L);
-    const empty = [n, cfg.nHeads, 0, headDim(cfg)];
-    for (let i = 0; i < cfg.nLayers; i++) {
-      feeds[ONNX_IO.pastKey(i)] = new ort.Tensor('float32', new Float32Array(0), empty);
-      feeds[ONNX_IO.pastValue(i)] = new ort.Tensor('float32', new Float32Array(0), empty);
-    }
-    const out = await this.session.run(feeds, [ONNX_IO.logits]);
-    return (out[ONNX_IO.logits] as ort.Tensor).data as Float32Array;
-  }
-
-  private inputFeeds(ids: BigInt64Array, pos: BigInt64Array, mask: BigInt64Array, n: number, s: number, T: number): Record<string, ort.Tensor> {
-    return {
-      [ONNX_IO.inputIds]: new ort.Tensor('int64', ids, [n, s]),
-      [ONNX_IO.positionIds]: new ort.Tensor('int64', pos, [n, s]),
-      [ONNX_IO.attentionMask]: new ort.Tensor('int64', mask, [n, T]),
-    };
   }
 }
 

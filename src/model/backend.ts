@@ -3,6 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 export interface TfBackendInfo {
   /** tfjs backend name: 'tensorflow' (tfjs-node-gpu) or 'wasm'. */
   name: string;
+  /** Why tfjs-node-gpu was not used although it is installed (e.g. CUDA libraries missing). */
+  fallbackReason?: string;
 }
 
 let pending: Promise<TfBackendInfo> | undefined;
@@ -18,7 +20,8 @@ export function initTfBackend(): Promise<TfBackendInfo> {
 }
 
 async function choose(): Promise<TfBackendInfo> {
-  if (tryNativeGpu() && (await tf.setBackend('tensorflow'))) {
+  const gpu = tryNativeGpu();
+  if (gpu.loaded && (await tf.setBackend('tensorflow'))) {
     await tf.ready();
     return { name: tf.getBackend() };
   }
@@ -27,18 +30,20 @@ async function choose(): Promise<TfBackendInfo> {
     throw new Error('tfjs: neither tfjs-node-gpu nor the wasm backend could be initialised');
   }
   await tf.ready();
-  return { name: tf.getBackend() };
+  return { name: tf.getBackend(), ...(gpu.error ? { fallbackReason: gpu.error } : {}) };
 }
 
 /** tfjs-node-gpu is an optional dependency that only installs on CUDA machines. */
-function tryNativeGpu(): boolean {
+function tryNativeGpu(): { loaded: boolean; error?: string } {
   try {
     // A runtime-computed id keeps tsc and bundlers from resolving the absent package.
     const id = ['@tensorflow', 'tfjs-node-gpu'].join('/');
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require(id);
-    return true;
-  } catch {
-    return false;
+    return { loaded: true };
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    // Not installed is the normal case on CPU machines; anything else is worth reporting.
+    return code === 'MODULE_NOT_FOUND' ? { loaded: false } : { loaded: false, error: String(err) };
   }
 }

@@ -9,6 +9,8 @@ let instances = 0;
 /**
  * The embedded policy in tfjs, following src/model/arch.ts line by line (the ONNX exporter
  * follows the same file). Parameters are tf.Variables named and ordered as weightShapes().
+ * Matmuls and embeddings go through tf-ops.ts, whose custom gradients keep training on
+ * tfjs-wasm's fast paths; the values are those of arch.ts (embeddings equal oneHot·W).
  */
 export class Gpt {
   readonly config: GptConfig;
@@ -97,7 +99,7 @@ export class Gpt {
     }
   }
 
-  /** Names in weightShapes order, for optimisers that need a stable order. */
+  /** The variables in weightShapes order (for tf.variableGrads). */
   get variableList(): tf.Variable[] {
     return [...this.params.values()];
   }
