@@ -3,8 +3,11 @@
  * and the tests call this, so every process registers the same activities the same way.
  */
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createDataActivities } from '../activities/data';
+import { createPlanActJobActivities } from '../activities/plan-act-jobs';
+import { createSampleActivities } from '../activities/samples';
 import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
@@ -42,7 +45,12 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
             namespace,
             taskQueue,
             workflowBundle: { codePath: setup.workflowBundlePath ?? DEFAULT_WORKFLOW_BUNDLE },
-            activities: createDataActivities({ store }),
+            activities: {
+              ...createDataActivities({ store }),
+              ...createSampleActivities({ store }),
+              // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
+              ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
+            },
             maxConcurrentActivityTaskExecutions: 2,
           }),
         );

@@ -1,2 +1,7 @@
 /** Every workflow the orchestration worker registers. */
 export { trainingRun } from './training-run';
+export { planActEpisode, planActEpisodes } from './plan-act-episode';
+export { planActRollout } from './plan-act-rollout';
+export { singleAgentRollout } from './single-agent-rollout';
+export { rolloutSession } from './rollout-session';
+export { planActJob } from './plan-act-job';

@@ -2,8 +2,9 @@
  * Names every process agrees on: task queues, queries, signals and updates.
  * Imported by workflows, workers and clients alike, so it holds definitions only.
  */
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunProgress } from './training-run-types';
+import type { Arrival, ArrivalAck, PlanActJobState, RolloutSessionState, SessionDelivery, SessionPhase } from './plan-act-types';
 
 /** Task queues by resource, so each kind of worker can be scaled on its own hardware. */
 export const TASK_QUEUES = {
@@ -19,3 +20,24 @@ export const TASK_QUEUES = {
 export type TaskQueueName = keyof typeof TASK_QUEUES;
 
 export const progressQuery = defineQuery<RunProgress>('progress');
+
+// ---- Plan/Act: rollout session (dual mode) and jobs ----
+
+/** A job registers at the session of its rollout (sent with update-with-start by arriveAtSession). */
+export const arriveUpdate = defineUpdate<ArrivalAck, [Arrival]>('arrive');
+/** The session's state: who arrived when, phase, outcome, reward summary. */
+export const sessionStateQuery = defineQuery<RolloutSessionState>('sessionState');
+/** Session -> job: the rollout's outcome and that job's own samples. */
+export const sessionDeliverySignal = defineSignal<[SessionDelivery]>('sessionDelivery');
+/**
+ * Session -> job: phase changes. Also the session's liveness probe: signalling a job that is no
+ * longer running fails, which is how the session learns a partner was terminated.
+ */
+export const sessionPhaseSignal = defineSignal<[{ rolloutId: number; phase: SessionPhase }]>('sessionPhase');
+/** A job's progress: phase, current rollout, results so far. */
+export const jobStateQuery = defineQuery<PlanActJobState>('jobState');
+
+/** One session per experiment and rollout id, so both jobs of a rollout meet in the same one. */
+export function sessionWorkflowId(experiment: string, rolloutId: number): string {
+  return `plan-act-session-${experiment}-r${rolloutId}`;
+}

@@ -3,6 +3,8 @@
  * sized to finish in seconds on two cores.
  */
 import type { RunConfigInput } from '../../src/config/schema';
+import { ORACLE_TASK_QUEUE } from '../../activities/oracle-inference';
+import { sessionWorkflowId } from '../../workflows/shared';
 
 export function tinyRunConfig(overrides: Partial<RunConfigInput> = {}): RunConfigInput {
   return {
@@ -23,8 +25,45 @@ export interface RecordedScenario {
   name: string;
   workflowType: string;
   args: unknown[];
+  /** Workflow id; default history-<name>. */
+  workflowId?: string;
+  /** Start it and go on without waiting: the next scenario runs alongside (the two jobs of a dual-mode rollout). */
+  concurrent?: boolean;
+  /** Started by another scenario (a child workflow, a rollout session): only waited for and exported. */
+  startedByOthers?: boolean;
 }
+
+/**
+ * Plan/Act runs for the recorder: a fresh tiny policy (initPolicy/publishWeights on the training
+ * queue) and the oracle stand-in for generate on ORACLE_TASK_QUEUE, so the histories go through
+ * real acts, calculator calls and concurrent actors rather than an untrained model's first-turn
+ * failure.
+ */
+export function tinyPlanActConfig(experiment: string, mode: 'shared' | 'dual', rollout: RunConfigInput['rollout'] = {}): RunConfigInput {
+  return {
+    experiment,
+    seed: 3,
+    task: { difficulty: { minTerms: 4, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
+    model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 128 },
+    rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 16 },
+    rollout: { mode, maxTurns: 4, barrierTimeoutSec: 60, rolloutTimeoutSec: 120, ...rollout },
+    timeouts: { heartbeatSec: 10 },
+  };
+}
+
+const planActJob = (role: 'shared' | 'planner' | 'actor', config: RunConfigInput) => [{ role, config, rolloutIds: [1], inferenceQueue: ORACLE_TASK_QUEUE }];
 
 export const RECORDED_SCENARIOS: RecordedScenario[] = [
   { name: 'training-run-sft', workflowType: 'trainingRun', args: [tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } })] },
+  // Shared mode: the job, its rollout child and one child with a GRPO group of episodes.
+  { name: 'plan-act-shared', workflowType: 'planActJob', args: planActJob('shared', tinyPlanActConfig('history-shared', 'shared')) },
+  { name: 'plan-act-shared-rollout', workflowType: 'planActRollout', args: [], workflowId: 'history-plan-act-shared/rollout-1', startedByOthers: true },
+  { name: 'plan-act-shared-episodes', workflowType: 'planActEpisodes', args: [], workflowId: 'history-plan-act-shared/rollout-1/episodes-0', startedByOthers: true },
+  // Dual mode: planner and actor jobs started together, and the session they met in.
+  { name: 'plan-act-dual-planner', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-dual', 'dual')), concurrent: true },
+  { name: 'plan-act-dual-actor', workflowType: 'planActJob', args: planActJob('actor', tinyPlanActConfig('history-dual', 'dual')), concurrent: true },
+  { name: 'plan-act-dual-session', workflowType: 'rolloutSession', args: [], workflowId: sessionWorkflowId('history-dual', 1), startedByOthers: true },
+  // A planner whose actor never comes: barrier timeout, then the single-agent fallback.
+  { name: 'plan-act-dual-fallback', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-alone', 'dual', { barrierTimeoutSec: 1 })) },
+  { name: 'plan-act-fallback-rollout', workflowType: 'singleAgentRollout', args: [], workflowId: 'history-plan-act-dual-fallback/fallback-r1', startedByOthers: true },
 ];

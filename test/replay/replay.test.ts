@@ -20,6 +20,8 @@ describe('replay of recorded histories', () => {
   it.each(RECORDED_SCENARIOS.map((s) => s.name))('replays %s without nondeterminism', async (name) => {
     const history = historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8')));
     expect(history.events?.length).toBeGreaterThan(5);
-    await Worker.runReplayHistory({ workflowBundle: { codePath: DEFAULT_WORKFLOW_BUNDLE } }, history, `replay-${name}`);
+    // The recorded workflow id: Plan/Act workflows derive their children's ids from their own.
+    const scenario = RECORDED_SCENARIOS.find((s) => s.name === name)!;
+    await Worker.runReplayHistory({ workflowBundle: { codePath: DEFAULT_WORKFLOW_BUNDLE } }, history, scenario.workflowId ?? `history-${name}`);
   });
 });

@@ -1,0 +1,249 @@
+/**
+ * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
+ *   npm run build && node dist/bench/planact-overhead.js [--latency 1000] [--episodes 1,8,64] [--repeat 2]
+ *     [--group 4] [--per-workflow <episodes per child workflow; default: the group>] [--barrier-rollouts 100]
+ *
+ * Overhead: the same rollout (N episodes of 4-term problems, N / group GRPO groups; each episode has
+ * 3 planner turns, 2 + 1 concurrent acts, 9 generations and 3 calculator calls) run two ways with
+ * the same activity functions:
+ *   temporal  planActRollout -> one planActEpisodes child per group -> activities on their queues
+ *   direct    runPlanActEpisode in this process, deps calling those activity functions directly
+ * generate is the oracle stand-in sleeping --latency ms per call (a real GPU engine answering a
+ * ~48-token request under load), so the difference is orchestration, not our CPU model. Both
+ * write token blobs and sample sets to the blob store.
+ *
+ * Barrier latency: a planner job and an actor job (dual mode) go through --barrier-rollouts
+ * consecutive rollouts of one episode; per rollout, from the second job's arrival at the session
+ * (its update handled) to the first planner generate starting on the inference worker.
+ *
+ * Everything (dev server, workers, client) shares this machine's cores, as in the embedded default.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { GenerateInput } from '../activities/inference';
+import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activities/oracle-inference';
+import { createSampleActivities } from '../activities/samples';
+import { createToolActivities } from '../activities/tools';
+import { freePort, startDevServer } from '../scripts/lib/dev-server';
+import { parseRunConfig } from '../src/config/parse';
+import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import type { AgentRole } from '../src/domain/types';
+import { runPlanActEpisode } from '../src/planact/episode';
+import { problemFromExpression } from '../src/tasks/arith/problem';
+import { arithTask } from '../src/tasks/arith/task';
+import { FsBlobStore } from '../src/store/fs-blob-store';
+import { createWorkers } from '../workers/create-workers';
+import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
+import type { PlanActJobResult, PolicyRef, RolloutSummary, SampleSetRef } from '../workflows/plan-act-types';
+import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+const LATENCY_MS = Number(arg('latency', '1000'));
+const SIZES = arg('episodes', '1,8,64').split(',').map(Number);
+const REPEAT = Number(arg('repeat', '2'));
+const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', '100'));
+/** GRPO group size; a rollout of N episodes is N / group prompts. */
+const GROUP = Number(arg('group', '4'));
+/** Episodes per child workflow (planActRollout's episodesPerWorkflow); default: one child per group. */
+const PER_WORKFLOW = process.argv.includes('--per-workflow') ? Number(arg('per-workflow', '1')) : undefined;
+const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
+
+function config(overrides: RunConfigInput): RunConfig {
+  return parseRunConfig({
+    experiment: 'bench',
+    seed: 1,
+    task: { difficulty: { minTerms: 4, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
+    rl: { groupSize: 1, maxNewTokens: 48 },
+    rollout: { mode: 'shared', maxTurns: 4, maxActsPerTurn: 4 },
+    ...overrides,
+  });
+}
+
+/** CPU seconds a process has used (user + system), from /proc: the server is a separate process. */
+function processCpuSec(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function percentile(xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-bench-planact-'));
+  const server = await startDevServer({ port: await freePort(), logFile: path.join(tmp, 'server.log'), detached: false });
+  const native = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const store = new FsBlobStore(path.join(tmp, 'store'));
+
+  const latency = { ms: LATENCY_MS };
+  const oracle = createOracleInferenceActivities({ store });
+  /** Earliest planner generate per calling workflow's session prefix (barrier latency). */
+  const firstPlanner = new Map<string, number>();
+  const workers = await createWorkers({ connection: native, queues: ['orchestration', 'tools'], store });
+  workers.push(
+    await Worker.create({
+      connection: native,
+      taskQueue: ORACLE_TASK_QUEUE,
+      activities: {
+        async generate(input: GenerateInput) {
+          const started = Date.now();
+          if (input.role === 'planner') {
+            const caller = Context.current().info.workflowExecution?.workflowId ?? '';
+            const session = caller.split('/')[0] ?? caller;
+            if (!firstPlanner.has(session)) firstPlanner.set(session, started);
+          }
+          await new Promise((r) => setTimeout(r, latency.ms));
+          return oracle.generate(input);
+        },
+      },
+      maxConcurrentActivityTaskExecutions: 2048,
+    }),
+  );
+  const running = workers.map((w) => w.run());
+
+  // The same functions the workers run, called in this process.
+  const tools = createToolActivities();
+  const samples = createSampleActivities({ store });
+  const direct = async (cfg: RunConfig, rolloutId: number): Promise<number> => {
+    const problems = rolloutProblems(cfg, rolloutId);
+    const episodes = await Promise.all(
+      problems.map(async (p) => {
+        const episodeId = `direct/r${rolloutId}/e${p.index}`;
+        const r = await runPlanActEpisode(
+          problemFromExpression(p.expression),
+          {
+            generate: async (role, prompt, meta) => {
+              await new Promise((res) => setTimeout(res, latency.ms));
+              return oracle.generate({ weights: POLICY.weights, role, prompt, params: { maxNewTokens: meta.maxNewTokens, temperature: 1, topP: 1, stop: meta.stop } });
+            },
+            calc: (expression) => tools.calc({ expression }),
+          },
+          { task: arithTask, episodeId, ...episodeLimits(cfg) },
+        );
+        const sets = await samples.writeEpisodeSamples({
+          episodes: [{ episodeId, groupId: p.groupId, reward: r.reward, generations: r.generations.map((g) => ({ role: g.role, turn: g.turn, ...(g.actId ? { actId: g.actId } : {}), tokens: g.output.tokens, weightVersion: g.output.weightVersion })) }],
+        });
+        return { reward: r.reward, sets };
+      }),
+    );
+    for (const role of ['planner', 'actor'] as AgentRole[]) {
+      await samples.concatSampleSets({ sets: episodes.map((e) => e.sets[role]).filter((s): s is SampleSetRef => s !== undefined) });
+    }
+    return episodes.reduce((a, e) => a + e.reward, 0) / episodes.length;
+  };
+  const viaTemporal = async (cfg: RunConfig, rolloutId: number, label: string): Promise<number> => {
+    const summary = (await client.workflow.execute('planActRollout', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId: `bench-${label}-${Date.now()}`,
+      args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: POLICY, actor: POLICY }, ...(PER_WORKFLOW ? { episodesPerWorkflow: PER_WORKFLOW } : {}) }],
+    })) as RolloutSummary;
+    return summary.meanReward;
+  };
+  const timed = async (fn: () => Promise<number>): Promise<{ ms: number; reward: number }> => {
+    const t0 = performance.now();
+    const reward = await fn();
+    return { ms: performance.now() - t0, reward };
+  };
+
+  async function barrierLatencies(): Promise<number[]> {
+    latency.ms = 20;
+    const experiment = `bench-barrier-${Date.now()}`;
+    const dual = config({ experiment, rl: { promptsPerStep: 1, groupSize: 1 }, rollout: { mode: 'dual', maxTurns: 4, barrierTimeoutSec: 120, rolloutTimeoutSec: 300 } });
+    const rolloutIds = Array.from({ length: BARRIER_ROLLOUTS }, (_, i) => i + 1);
+    const jobs = await Promise.all(
+      (['planner', 'actor'] as const).map((role) =>
+        client.workflow.start('planActJob', {
+          taskQueue: TASK_QUEUES.orchestration,
+          workflowId: `${experiment}-${role}`,
+          args: [{ role, config: dual, rolloutIds, weights: POLICY.weights, inferenceQueue: ORACLE_TASK_QUEUE }],
+        }),
+      ),
+    );
+    const results = (await Promise.all(jobs.map((j) => j.result()))) as PlanActJobResult[];
+    if (results.some((r) => r.rollouts.some((x) => x.outcome !== 'joint'))) throw new Error('a barrier rollout did not complete jointly');
+    const waits: number[] = [];
+    for (const id of rolloutIds) {
+      const sessionId = sessionWorkflowId(experiment, id);
+      const state = await client.workflow.getHandle(sessionId).query(sessionStateQuery);
+      const second = Math.max(state.arrivals.planner!.arrivedAt, state.arrivals.actor!.arrivedAt);
+      waits.push(firstPlanner.get(sessionId)! - second);
+    }
+    return waits;
+  }
+
+  try {
+    // Warm up: workflow bundle loaded, code paths compiled, server caches filled.
+    await viaTemporal(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999, 'warmup');
+    await direct(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999);
+
+    const rows: string[] = [];
+    for (const n of SIZES) {
+      const group = Math.min(GROUP, n);
+      const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
+      const t: number[] = [];
+      const d: number[] = [];
+      const cpu = { server: 0, node: 0 };
+      for (let rep = 0; rep < REPEAT; rep++) {
+        // Interleaved, so drift in machine load hits both sides alike.
+        const server0 = processCpuSec(server.pid);
+        const node0 = process.cpuUsage();
+        const a = await timed(() => viaTemporal(cfg, rep + 1, `n${n}-r${rep}`));
+        const nodeUsed = process.cpuUsage(node0);
+        cpu.server += processCpuSec(server.pid) - server0;
+        cpu.node += (nodeUsed.user + nodeUsed.system) / 1e6;
+        const b = await timed(() => direct(cfg, rep + 1));
+        if (a.reward !== 1 || b.reward !== 1) throw new Error(`expected reward 1 everywhere, got temporal ${a.reward}, direct ${b.reward}`);
+        t.push(a.ms);
+        d.push(b.ms);
+      }
+      const tm = Math.min(...t);
+      const dm = Math.min(...d);
+      rows.push(`| ${n} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% |`);
+      console.error(
+        `n=${n}: temporal ${t.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
+          `CPU per episode through Temporal: server ${((cpu.server / REPEAT / n) * 1000).toFixed(0)} ms, workers+client ${((cpu.node / REPEAT / n) * 1000).toFixed(0)} ms`,
+      );
+    }
+
+    const waits = BARRIER_ROLLOUTS > 0 ? await barrierLatencies() : [];
+
+    console.log(`Plan/Act orchestration overhead (generate latency ${LATENCY_MS} ms per call, 9 generations + 3 calculator calls per episode, best of ${REPEAT}; ${os.cpus().length} cores shared by server, workers and client)\n`);
+    console.log('| concurrent episodes | direct (s) | through Temporal (s) | added (ms) | overhead |');
+    console.log('|---:|---:|---:|---:|---:|');
+    for (const r of rows) console.log(r);
+    if (waits.length > 0) {
+      console.log(`\nBarrier latency, second arrival -> first planner generate (${BARRIER_ROLLOUTS} consecutive dual-mode rollouts)\n`);
+      console.log('| p50 (ms) | p99 (ms) | min (ms) | max (ms) |');
+      console.log('|---:|---:|---:|---:|');
+      console.log(`| ${percentile(waits, 50)} | ${percentile(waits, 99)} | ${Math.min(...waits)} | ${Math.max(...waits)} |`);
+    }
+  } finally {
+    for (const w of workers) w.shutdown();
+    await Promise.all(running);
+    await native.close();
+    await connection.close();
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

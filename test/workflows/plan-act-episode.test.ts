@@ -1,0 +1,256 @@
+/**
+ * Plan/Act episodes and shared-mode jobs on the real dev server. The oracle stand-in for generate
+ * (activities/oracle-inference.ts, on a task queue of this file's own) gives well-formed episodes
+ * with a fixed latency; the embedded policy (fresh, untrained weights) exercises the default path.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createOracleInferenceActivities, type OracleCall, type ScriptedCompletion } from '../../activities/oracle-inference';
+import type { GenerateInput } from '../../activities/inference';
+import { readSamples } from '../../activities/samples';
+import { createTrainingActivities } from '../../activities/training';
+import type { RunConfigInput } from '../../src/config/schema';
+import type { Sample } from '../../src/domain/types';
+import type { FsBlobStore } from '../../src/store/fs-blob-store';
+import { resolveLimits } from '../../src/planact/episode';
+import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActJobResult, SampleSetRef } from '../../workflows/plan-act-types';
+import { FELL_BACK, ROLE } from '../../workflows/search-attributes';
+import { jobStateQuery, TASK_QUEUES } from '../../workflows/shared';
+import type { WeightsInfo } from '../../workflows/training-run-types';
+import { historyPayloads, longestNumberArray } from '../helpers/history';
+import { uniqueId } from '../helpers/temporal';
+import { planActTestEnv, type PlanActTestEnv } from './plan-act-test-env';
+
+const ORACLE_LATENCY_MS = 300;
+/** The oracle ignores weights; a reference that no engine could load proves it never tries. */
+const ORACLE_WEIGHTS: WeightsInfo = { version: 3, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
+
+let ctx: PlanActTestEnv;
+let env: TestWorkflowEnvironment;
+let store: FsBlobStore;
+const oracleQueue = uniqueId('oracle-episode');
+const calls: OracleCall[] = [];
+/** Malformed outputs by problem expression (the planner prompt names it). */
+const scripts = new Map<string, (input: GenerateInput) => ScriptedCompletion | undefined>();
+
+beforeAll(async () => {
+  ctx = await planActTestEnv('plan-act-episode');
+  ({ env, store } = ctx);
+  await ctx.addWorker({
+    taskQueue: oracleQueue,
+    activities: createOracleInferenceActivities({
+      store,
+      latencyMs: ORACLE_LATENCY_MS,
+      script: (input) => scripts.get(/^(?:Compute|Evaluate): (\S+)/.exec(input.prompt)?.[1] ?? '')?.(input),
+      onCall: (c) => calls.push(c),
+    }),
+    maxConcurrentActivityTaskExecutions: 256,
+  });
+});
+
+afterAll(async () => {
+  await ctx?.stop();
+});
+
+function episodeInput(expression: string, overrides: Partial<PlanActEpisodeInput> = {}): PlanActEpisodeInput {
+  const policy = { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue };
+  return {
+    runId: 'test-episodes',
+    episodeId: uniqueId(`ep-${expression}`),
+    expression,
+    groupId: 'g0',
+    policies: { planner: policy, actor: policy },
+    limits: resolveLimits({ maxTurns: 4, maxActsPerTurn: 4, maxToolCallsPerAct: 2, plannerMaxNewTokens: 48, actorMaxNewTokens: 48 }),
+    sampling: { temperature: 1, topP: 1 },
+    timeouts: { generateSec: 60, trainSec: 600, toolSec: 10, heartbeatSec: 10 },
+    ...overrides,
+  };
+}
+
+async function runEpisode(input: PlanActEpisodeInput) {
+  const handle = await env.client.workflow.start('planActEpisode', { taskQueue: TASK_QUEUES.orchestration, workflowId: input.episodeId, args: [input] });
+  return { handle, result: (await handle.result()) as PlanActEpisodeResult };
+}
+
+async function samplesOf(set: SampleSetRef | undefined): Promise<Sample[]> {
+  expect(set).toBeDefined();
+  return readSamples(store, set!.ref);
+}
+
+describe('planActEpisode', () => {
+  it('runs concurrent acts that overlap in time, writes the reward on every sample and keeps the history readable', async () => {
+    const { handle, result } = await runEpisode(episodeInput('12+34+56+78'));
+
+    expect(result).toMatchObject({ status: 'answered', answer: '180', expected: 180, reward: 1 });
+    expect(result.failure).toBeUndefined();
+    expect(result.turns.map((t) => t.kind)).toEqual(['acts', 'acts', 'answer']);
+    expect(result.turns[0]!.plan).toBe('ACT 1: 12+34\nACT 2: 56+78\n');
+    expect(result.turns[0]!.acts.map((a) => [a.id, a.expression, a.result])).toEqual([['1', '12+34', '46'], ['2', '56+78', '134']]);
+    expect(result.turns[0]!.results).toBe('RESULT 1: 46\nRESULT 2: 134\n');
+    expect(result.metrics).toMatchObject({ turns: 3, acts: 3, maxConcurrentActs: 2, generations: 3 + 3 * 2 });
+    expect(result.metrics.tools).toMatchObject({ calls: 3, failures: 0, retries: 0 });
+
+    // Overlap, measured twice: in workflow time by the episode, and in wall time by the engine.
+    const [a1, a2] = result.turns[0]!.acts;
+    expect(a1!.startMs).toBeLessThan(a2!.endMs);
+    expect(a2!.startMs).toBeLessThan(a1!.endMs);
+    const actorSpans = (actId: string) => {
+      const mine = calls.filter((c) => c.input.role === 'actor' && c.input.prompt.startsWith(`Evaluate: ${actId === '1' ? '12+34' : '56+78'}\n`));
+      return { start: Math.min(...mine.map((c) => c.startedAt)), end: Math.max(...mine.map((c) => c.endedAt)) };
+    };
+    const w1 = actorSpans('1');
+    const w2 = actorSpans('2');
+    const overlapMs = Math.min(w1.end, w2.end) - Math.max(w1.start, w2.start);
+    // Each act is two generations of ORACLE_LATENCY_MS; run one after the other they could not overlap.
+    expect(overlapMs).toBeGreaterThan(ORACLE_LATENCY_MS);
+    expect(a1!.endMs - a1!.startMs + (a2!.endMs - a2!.startMs)).toBeGreaterThan(Math.max(a1!.endMs, a2!.endMs) - Math.min(a1!.startMs, a2!.startMs));
+
+    const planner = await samplesOf(result.samples.planner);
+    const actor = await samplesOf(result.samples.actor);
+    expect(planner).toHaveLength(3);
+    expect(actor).toHaveLength(6);
+    for (const s of [...planner, ...actor]) {
+      expect(s.reward).toBe(1);
+      expect(s.metadata).toMatchObject({ episodeId: result.episodeId, weightVersion: 3, groupId: 'g0' });
+      expect(s.lossMask).toHaveLength(s.responseTokens.length);
+      expect(s.logprobs).toHaveLength(s.responseTokens.length);
+    }
+    expect(planner.map((s) => [s.metadata.role, s.metadata.turn, s.metadata.actId])).toEqual([['planner', 1, undefined], ['planner', 2, undefined], ['planner', 3, undefined]]);
+    expect(actor.map((s) => `${s.metadata.role}:${s.metadata.turn}:${s.metadata.actId}`).sort()).toEqual(
+      ['actor:1:1', 'actor:1:1', 'actor:1:2', 'actor:1:2', 'actor:2:3', 'actor:2:3'],
+    );
+
+    // The Web UI shows the plan text, acts and results; token arrays stay in the blob store.
+    const payloads = historyPayloads(await handle.fetchHistory());
+    const text = JSON.stringify(payloads.map((p) => p.value));
+    expect(text).toContain('ACT 1: 12+34');
+    expect(text).toContain('RESULT 1: 46');
+    for (const p of payloads) {
+      expect(p.bytes).toBeLessThan(64 * 1024);
+      expect(longestNumberArray(p.value)).toBeLessThanOrEqual(16);
+    }
+  });
+
+  it('ends the episode with reward 0 and a recorded reason on malformed model output, without failing the workflow', async () => {
+    const cases: Array<{ expression: string; script: (i: GenerateInput) => ScriptedCompletion | undefined; code: string; turns: number }> = [
+      { expression: '1+2', script: (i) => (i.role === 'planner' ? { text: 'let me think about it', finishReason: 'eos' } : undefined), code: 'plan-no-plan', turns: 1 },
+      { expression: '2+3', script: (i) => (i.role === 'planner' ? { text: 'ACT one: 2+3\n', finishReason: 'eos' } : undefined), code: 'plan-bad-act', turns: 1 },
+      { expression: '3+4', script: (i) => (i.role === 'planner' ? { text: 'ACT 1: 3+'.repeat(12), finishReason: 'length' } : undefined), code: 'planner-length', turns: 1 },
+      {
+        expression: '4+5',
+        script: (i) => (i.role === 'planner' ? { text: [1, 2, 3, 4, 5].map((n) => `ACT ${n}: 4+5\n`).join(''), finishReason: 'eos' } : undefined),
+        code: 'plan-too-many-acts',
+        turns: 1,
+      },
+      { expression: '5+6', script: (i) => (i.role === 'actor' ? { text: 'eleven', finishReason: 'eos' } : undefined), code: 'actor-bad-answer', turns: 1 },
+      {
+        // The planner answers wrong after a correct act: a well-formed episode with reward 0.
+        expression: '6+7',
+        script: (i) => (i.role === 'planner' && i.prompt.includes('RESULT') ? { text: 'ANSWER: 12\n', finishReason: 'eos' } : undefined),
+        code: '',
+        turns: 2,
+      },
+    ];
+    for (const c of cases) scripts.set(c.expression, c.script);
+    const results = await Promise.all(cases.map((c) => runEpisode(episodeInput(c.expression)).then((r) => r.result)));
+    for (const [i, r] of results.entries()) {
+      const c = cases[i]!;
+      expect(r.reward).toBe(0);
+      expect(r.turns).toHaveLength(c.turns);
+      if (c.code === '') {
+        expect(r).toMatchObject({ status: 'answered', answer: '12' });
+      } else {
+        expect(r.status).toBe('failed');
+        expect(r.failure?.code).toBe(c.code);
+        expect(r.failure?.message.length).toBeGreaterThan(5);
+      }
+      for (const s of [...(await samplesOf(r.samples.planner)), ...(r.samples.actor ? await samplesOf(r.samples.actor) : [])]) expect(s.reward).toBe(0);
+    }
+  });
+
+  it('shows a calculator error to the actor and counts it as a tool failure', async () => {
+    // The actor writes an expression the calculator refuses, then gives up with a non-number.
+    scripts.set('7+8', (i) => {
+      if (i.role !== 'actor') return undefined;
+      return i.prompt.includes('<result>') ? { text: 'oops', finishReason: 'eos' } : { text: '<calc>7/8</calc>', finishReason: 'stop' };
+    });
+    const { result } = await runEpisode(episodeInput('7+8'));
+    expect(result.metrics.tools).toMatchObject({ calls: 1, failures: 1, retries: 0 });
+    expect(result.failure?.code).toBe('actor-bad-answer');
+    const actorPrompt = calls.filter((c) => c.input.role === 'actor' && c.input.prompt.startsWith('Evaluate: 7+8')).at(-1)!.input.prompt;
+    expect(actorPrompt).toMatch(/<result>error: calc\("7\/8"\): .+<\/result>/);
+  });
+
+  it('runs on the embedded policy: untrained weights give malformed output, recorded as reward 0', async () => {
+    const training = createTrainingActivities({ store });
+    const runId = uniqueId('embedded-episode');
+    const init = await training.initPolicy({ runId, model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 128 }, seed: 3 });
+    const weights = await training.publishWeights({ runId, checkpoint: init.checkpoint, version: 0 });
+    const { result } = await runEpisode(
+      episodeInput('11+22', { policies: { planner: { weights }, actor: { weights } }, limits: resolveLimits({ maxTurns: 2, plannerMaxNewTokens: 16, actorMaxNewTokens: 16 }) }),
+    );
+    expect(result.reward).toBe(0);
+    expect(result.failure?.code).toMatch(/^(plan-|planner-|actor-|tool-|max-turns)/);
+    const planner = await samplesOf(result.samples.planner);
+    expect(planner[0]!.metadata).toMatchObject({ role: 'planner', turn: 1, weightVersion: 0 });
+    expect(planner[0]!.responseTokens.length).toBeGreaterThan(0);
+    expect(planner[0]!.logprobs.every((lp) => lp <= 0 && Number.isFinite(lp))).toBe(true);
+  });
+});
+
+describe('planActJob, shared mode (one policy plays both roles)', () => {
+  const sharedConfig = (experiment: string): RunConfigInput => ({
+    experiment,
+    seed: 5,
+    task: { difficulty: { minTerms: 3, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
+    model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 128 },
+    rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 },
+    rollout: { mode: 'shared', maxTurns: 4 },
+    timeouts: { heartbeatSec: 10 },
+  });
+
+  it('runs GRPO groups of episodes per rollout and returns samples of both roles with the episode reward', async () => {
+    const workflowId = uniqueId('shared-oracle');
+    const handle = await env.client.workflow.start('planActJob', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId,
+      args: [{ role: 'shared', config: sharedConfig('shared-oracle'), rolloutIds: [1, 2], weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue }],
+    });
+    const result = (await handle.result()) as PlanActJobResult;
+    expect(result.rollouts.map((r) => [r.rolloutId, r.outcome, r.episodes, r.meanReward])).toEqual([[1, 'shared', 4, 1], [2, 'shared', 4, 1]]);
+    expect(result.fallbacks).toBe(0);
+    for (const r of result.rollouts) {
+      const planner = await samplesOf(r.samples.planner);
+      const actor = await samplesOf(r.samples.actor);
+      expect(new Set([...planner, ...actor].map((s) => s.metadata.groupId))).toEqual(new Set([`r${r.rolloutId}-p0`, `r${r.rolloutId}-p1`]));
+      expect(new Set(planner.map((s) => s.metadata.episodeId)).size).toBe(4);
+      expect([...planner, ...actor].every((s) => s.reward === 1 && s.metadata.weightVersion === 3)).toBe(true);
+    }
+    expect(await handle.query(jobStateQuery)).toMatchObject({ phase: 'done', role: 'shared', remaining: [] });
+    const d = await handle.describe();
+    expect(d.typedSearchAttributes.get(ROLE)).toBe('shared');
+    expect(d.typedSearchAttributes.get(FELL_BACK)).toBe(false);
+  });
+
+  it('works with the default embedded policy: a fresh policy is initialised, published and rolled out', async () => {
+    const handle = await env.client.workflow.start('planActJob', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId: uniqueId('shared-embedded'),
+      args: [{ role: 'shared', config: { ...sharedConfig('shared-embedded'), rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 12 } } }],
+    });
+    const result = (await handle.result()) as PlanActJobResult;
+    expect(result.weights.version).toBe(0);
+    expect(result.rollouts).toHaveLength(1);
+    expect(result.rollouts[0]).toMatchObject({ rolloutId: 1, outcome: 'shared', episodes: 2 });
+    const planner = await samplesOf(result.rollouts[0]!.samples.planner);
+    expect(planner.every((s) => s.metadata.role === 'planner' && s.metadata.weightVersion === 0)).toBe(true);
+  });
+
+  it('refuses a config whose rollout mode does not match the role, with a typed error', async () => {
+    const handle = await env.client.workflow.start('planActJob', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId: uniqueId('shared-bad-mode'),
+      args: [{ role: 'planner', config: sharedConfig('bad-mode') }],
+    });
+    await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/rollout\.mode: dual/) } });
+  });
+});

@@ -1,0 +1,261 @@
+/**
+ * Dual mode on the real dev server: two planActJob workflows (planner, actor) started separately
+ * meet per rollout id in a rolloutSession. Episodes use the oracle stand-in for generate on task
+ * queues of this file's own (fast and slow), so timings are controlled; one test uses the embedded
+ * policy end to end.
+ */
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createOracleInferenceActivities } from '../../activities/oracle-inference';
+import { readSamples } from '../../activities/samples';
+import type { RunConfigInput } from '../../src/config/schema';
+import type { FsBlobStore } from '../../src/store/fs-blob-store';
+import type { JobRole, PlanActJobInput, PlanActJobResult, RolloutSessionResult, RolloutSessionState } from '../../workflows/plan-act-types';
+import { FELL_BACK, ROLE, ROLLOUT_ID } from '../../workflows/search-attributes';
+import { jobStateQuery, sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../../workflows/shared';
+import type { WeightsInfo } from '../../workflows/training-run-types';
+import { uniqueId } from '../helpers/temporal';
+import { planActTestEnv, type PlanActTestEnv } from './plan-act-test-env';
+
+const FAST_MS = 40;
+const SLOW_MS = 600;
+const weightsV = (version: number): WeightsInfo => ({ version, step: 0, onnx: { sha256: String(version).repeat(64).slice(0, 64), bytes: 0, kind: 'onnx' } });
+const PLANNER_WEIGHTS = weightsV(3);
+const ACTOR_WEIGHTS = weightsV(5);
+
+let ctx: PlanActTestEnv;
+let env: TestWorkflowEnvironment;
+let store: FsBlobStore;
+const fastQueue = uniqueId('oracle-fast');
+const slowQueue = uniqueId('oracle-slow');
+
+beforeAll(async () => {
+  ctx = await planActTestEnv('rollout-session');
+  ({ env, store } = ctx);
+  for (const [taskQueue, latencyMs] of [[fastQueue, FAST_MS], [slowQueue, SLOW_MS]] as const) {
+    await ctx.addWorker({ taskQueue, activities: createOracleInferenceActivities({ store, latencyMs }), maxConcurrentActivityTaskExecutions: 256 });
+  }
+});
+
+afterAll(async () => {
+  await ctx?.stop();
+});
+
+function dualConfig(experiment: string, rollout: RunConfigInput['rollout'] = {}): RunConfigInput {
+  return {
+    experiment,
+    seed: 11,
+    task: { difficulty: { minTerms: 4, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
+    model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 128 },
+    rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 16 },
+    rollout: { mode: 'dual', maxTurns: 4, barrierTimeoutSec: 3, rolloutTimeoutSec: 30, fallbackOnTimeout: true, ...rollout },
+    timeouts: { heartbeatSec: 10 },
+  };
+}
+
+interface JobOptions {
+  config: RunConfigInput;
+  rolloutIds?: number[];
+  queue?: string;
+  weights?: WeightsInfo | null;
+}
+
+async function startJob(role: Exclude<JobRole, 'shared'>, opts: JobOptions): Promise<WorkflowHandle> {
+  const input: PlanActJobInput = {
+    role,
+    config: opts.config,
+    rolloutIds: opts.rolloutIds ?? [1],
+    ...(opts.weights === null ? {} : { weights: opts.weights ?? (role === 'planner' ? PLANNER_WEIGHTS : ACTOR_WEIGHTS) }),
+    ...(opts.queue === undefined ? { inferenceQueue: fastQueue } : opts.queue === '' ? {} : { inferenceQueue: opts.queue }),
+  };
+  return env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId(`${opts.config.experiment}-${role}`), args: [input] });
+}
+
+const sessionHandle = (experiment: string, rolloutId = 1) => env.client.workflow.getHandle(sessionWorkflowId(experiment, rolloutId));
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const sessionInPhase = (experiment: string, phase: RolloutSessionState['phase'], rolloutId = 1) =>
+  waitFor(`session phase ${phase}`, async () => {
+    const s = await sessionHandle(experiment, rolloutId).query(sessionStateQuery);
+    return s.phase === phase ? s : undefined;
+  });
+
+async function failureOf(handle: WorkflowHandle): Promise<ApplicationFailure> {
+  const err = await handle.result().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  const cause = (err as WorkflowFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
+
+describe('rolloutSession (dual mode)', () => {
+  it.each(['planner', 'actor'] as const)('meets when the %s job arrives first, runs the episodes once and hands each job only its own samples', async (first) => {
+    const experiment = uniqueId(`${first}-first`);
+    const second = first === 'planner' ? 'actor' : 'planner';
+    const cfg = dualConfig(experiment);
+    const h1 = await startJob(first, { config: cfg });
+    const waiting = await waitFor('first arrival', async () => {
+      const s = await sessionHandle(experiment).query(sessionStateQuery);
+      return s.arrivals[first] ? s : undefined;
+    });
+    expect(waiting).toMatchObject({ phase: 'waiting', rolloutId: 1 });
+    expect(waiting.arrivals[second]).toBeUndefined();
+    const h2 = await startJob(second, { config: cfg });
+
+    const results = { [first]: (await h1.result()) as PlanActJobResult, [second]: (await h2.result()) as PlanActJobResult };
+    const session = (await sessionHandle(experiment).result()) as RolloutSessionResult;
+    expect(session.outcome).toBe('completed');
+    expect(session.arrivals[first]!.arrivedAt).toBeLessThanOrEqual(session.arrivals[second]!.arrivedAt);
+    expect(session.summary).toMatchObject({ episodes: 2, meanReward: 1, mode: 'dual' });
+
+    for (const role of ['planner', 'actor'] as const) {
+      const r = results[role]!;
+      expect(r.fallbacks).toBe(0);
+      expect(r.rollouts).toHaveLength(1);
+      expect(r.rollouts[0]).toMatchObject({ rolloutId: 1, outcome: 'joint', episodes: 2, meanReward: 1, sessionWorkflowId: sessionWorkflowId(experiment, 1) });
+      expect(Object.keys(r.rollouts[0]!.samples)).toEqual([role]);
+      const samples = await readSamples(store, r.rollouts[0]!.samples[role]!.ref);
+      expect(samples.length).toBeGreaterThan(0);
+      const version = role === 'planner' ? 3 : 5;
+      expect(samples.every((s) => s.metadata.role === role && s.reward === 1 && s.metadata.weightVersion === version)).toBe(true);
+    }
+    // One set of episodes: both jobs' samples come from the same two episodes.
+    const episodesOf = async (role: 'planner' | 'actor') =>
+      new Set((await readSamples(store, results[role]!.rollouts[0]!.samples[role]!.ref)).map((s) => s.metadata.episodeId));
+    expect([...(await episodesOf('planner'))].sort()).toEqual([...(await episodesOf('actor'))].sort());
+    expect((await episodesOf('planner')).size).toBe(2);
+    expect((await sessionHandle(experiment).query(sessionStateQuery)).phase).toBe('done');
+    const d = await h1.describe();
+    expect(d.typedSearchAttributes.get(ROLE)).toBe(first);
+    expect(d.typedSearchAttributes.get(ROLLOUT_ID)).toBe(1);
+    expect(d.typedSearchAttributes.get(FELL_BACK)).toBe(false);
+  });
+
+  it('falls back to a single-agent rollout when the partner never arrives, and records it', async () => {
+    const experiment = uniqueId('alone-fallback');
+    const h = await startJob('planner', { config: dualConfig(experiment, { barrierTimeoutSec: 1.5 }) });
+    const result = (await h.result()) as PlanActJobResult;
+    expect(result.fallbacks).toBe(1);
+    expect(result.rollouts[0]).toMatchObject({ rolloutId: 1, outcome: 'fell-back', reason: 'partner-missing', episodes: 2, meanReward: 1 });
+    expect(result.rollouts[0]!.message).toMatch(/no actor job arrived at rollout 1 within barrierTimeoutSec=1.5/);
+    const single = await readSamples(store, result.rollouts[0]!.samples.single!.ref);
+    expect(single.every((s) => s.metadata.role === 'single' && s.reward === 1)).toBe(true);
+    const d = await h.describe();
+    expect(d.typedSearchAttributes.get(FELL_BACK)).toBe(true);
+    expect(d.memo?.lastFallback).toMatchObject({ rolloutId: 1, reason: 'partner-missing' });
+    expect((await sessionHandle(experiment).result()) as RolloutSessionResult).toMatchObject({ outcome: 'partner-missing' });
+  });
+
+  it('fails with a typed, readable error when the partner never arrives and fallback is off', async () => {
+    const experiment = uniqueId('alone-strict');
+    const h = await startJob('actor', { config: dualConfig(experiment, { barrierTimeoutSec: 1.5, fallbackOnTimeout: false }) });
+    const failure = await failureOf(h);
+    expect(failure.type).toBe('BarrierTimeout');
+    expect(failure.message).toMatch(/actor job .*rollout 1: no planner job arrived at rollout 1 within barrierTimeoutSec=1.5.*fallbackOnTimeout is false/);
+  });
+
+  it('refuses a second job whose rollout terms differ, naming what differs', async () => {
+    const experiment = uniqueId('mismatch');
+    const planner = await startJob('planner', { config: dualConfig(experiment, { barrierTimeoutSec: 1.5 }) });
+    await waitFor('planner arrival', async () => ((await sessionHandle(experiment).query(sessionStateQuery)).arrivals.planner ? true : undefined));
+    const actor = await startJob('actor', { config: { ...dualConfig(experiment, { barrierTimeoutSec: 1.5 }), rl: { promptsPerStep: 1, groupSize: 3, maxNewTokens: 16 } } });
+    const failure = await failureOf(actor);
+    expect(failure.type).toBe('SessionRejected');
+    expect(failure.message).toMatch(/refused the actor job: .*differs from the first job's in rl/);
+    // The planner is not left waiting for a partner that was turned away.
+    expect(((await planner.result()) as PlanActJobResult).rollouts[0]).toMatchObject({ outcome: 'fell-back', reason: 'partner-missing' });
+  });
+
+  it('falls back when the partner is terminated mid-session', async () => {
+    const experiment = uniqueId('terminated');
+    const cfg = dualConfig(experiment);
+    const planner = await startJob('planner', { config: cfg, queue: slowQueue });
+    const actor = await startJob('actor', { config: cfg, queue: slowQueue });
+    await sessionInPhase(experiment, 'running');
+    // The session tells each job when the episodes start.
+    await waitFor('planner told', async () => ((await planner.query(jobStateQuery)).sessionPhase === 'running' ? true : undefined));
+    await actor.terminate('test: the actor job crashed');
+
+    const result = (await planner.result()) as PlanActJobResult;
+    expect(result.rollouts[0]).toMatchObject({ outcome: 'fell-back', reason: 'partner-lost', meanReward: 1 });
+    expect(result.rollouts[0]!.message).toMatch(/the actor job .* stopped running during the episodes of rollout 1/);
+    const session = (await sessionHandle(experiment).result()) as RolloutSessionResult;
+    expect(session.outcome).toBe('partner-lost');
+    expect(session.arrivals.actor).toMatchObject({ unreachable: true, delivered: false });
+    expect(session.arrivals.planner).toMatchObject({ delivered: true });
+  });
+
+  it('gives up on a session past rolloutTimeout: fallback where enabled, a typed error where not', async () => {
+    const experiment = uniqueId('slow-rollout');
+    // fallbackOnTimeout is each job's own choice; the two jobs still agree on every rollout term.
+    const planner = await startJob('planner', { config: dualConfig(experiment, { rolloutTimeoutSec: 1.5 }), queue: slowQueue });
+    const actor = await startJob('actor', { config: dualConfig(experiment, { rolloutTimeoutSec: 1.5, fallbackOnTimeout: false }), queue: slowQueue });
+    const failure = await failureOf(actor);
+    expect(failure.type).toBe('RolloutTimeout');
+    expect(failure.message).toMatch(/rollout 1 did not finish within rolloutTimeoutSec=1.5/);
+    const result = (await planner.result()) as PlanActJobResult;
+    expect(result.rollouts[0]).toMatchObject({ outcome: 'fell-back', reason: 'rollout-timeout' });
+    expect(((await sessionHandle(experiment).result()) as RolloutSessionResult).outcome).toBe('rollout-timeout');
+  });
+
+  it('runs two rollout ids at once, independently, each job getting its own rollout', async () => {
+    const experiment = uniqueId('two-rollouts');
+    const cfg = dualConfig(experiment);
+    const jobs = await Promise.all(
+      [1, 2].flatMap((id) => (['planner', 'actor'] as const).map(async (role) => ({ id, role, handle: await startJob(role, { config: cfg, rolloutIds: [id], queue: slowQueue }) }))),
+    );
+    for (const j of jobs) {
+      const r = (await j.handle.result()) as PlanActJobResult;
+      expect(r.rollouts[0]).toMatchObject({ rolloutId: j.id, outcome: 'joint', meanReward: 1 });
+      const samples = await readSamples(store, r.rollouts[0]!.samples[j.role]!.ref);
+      expect(samples.every((s) => s.metadata.episodeId.includes(`/r${j.id}/`) && s.metadata.role === j.role)).toBe(true);
+    }
+    const spans = await Promise.all(
+      [1, 2].map(async (id) => {
+        const h = sessionHandle(experiment, id);
+        const [state, d] = await Promise.all([h.query(sessionStateQuery), h.describe()]);
+        expect(state.outcome).toBe('completed');
+        return { start: state.barrierMetAt!, end: d.closeTime!.getTime() };
+      }),
+    );
+    // In flight at the same time: each session's episodes ran while the other's did.
+    expect(Math.min(spans[0]!.end, spans[1]!.end) - Math.max(spans[0]!.start, spans[1]!.start)).toBeGreaterThan(1000);
+  });
+
+  it('does not wait forever on a session that was terminated', async () => {
+    const experiment = uniqueId('session-gone');
+    const cfg = dualConfig(experiment, { barrierTimeoutSec: 1, rolloutTimeoutSec: 2 });
+    const planner = await startJob('planner', { config: cfg, queue: slowQueue });
+    const actor = await startJob('actor', { config: cfg, queue: slowQueue });
+    await sessionInPhase(experiment, 'running');
+    await sessionHandle(experiment).terminate('test: session lost');
+    for (const h of [planner, actor]) {
+      const r = (await h.result()) as PlanActJobResult;
+      expect(r.rollouts[0]).toMatchObject({ outcome: 'fell-back', reason: 'session-unresponsive' });
+    }
+  });
+
+  it('works with the default embedded policy: each job initialises its own weights', async () => {
+    const experiment = uniqueId('embedded-dual');
+    const cfg = dualConfig(experiment, { barrierTimeoutSec: 60 });
+    const [planner, actor] = await Promise.all([startJob('planner', { config: cfg, queue: '', weights: null }), startJob('actor', { config: cfg, queue: '', weights: null })]);
+    const p = (await planner.result()) as PlanActJobResult;
+    const a = (await actor.result()) as PlanActJobResult;
+    expect(p.rollouts[0]).toMatchObject({ outcome: 'joint', episodes: 2 });
+    expect(a.rollouts[0]).toMatchObject({ outcome: 'joint', episodes: 2 });
+    // Two different models: same architecture, different seeds, so different bytes.
+    expect(p.weights.onnx.sha256).not.toBe(a.weights.onnx.sha256);
+    const planned = await readSamples(store, p.rollouts[0]!.samples.planner!.ref);
+    expect(planned.every((s) => s.metadata.role === 'planner' && s.reward === 0)).toBe(true);
+  });
+});

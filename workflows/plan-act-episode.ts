@@ -1,0 +1,176 @@
+/**
+ * planActEpisode: one arithmetic problem solved by a planner and concurrent actors, as a child
+ * workflow. The turn loop itself is src/planact's runPlanActEpisode; this workflow gives it
+ * activity-backed deps (generate on each role's inference queue, the calculator on the tools
+ * queue), measures acts and tool calls in workflow time, and has the episode's samples written.
+ *
+ * Malformed model output ends the episode with reward 0 and a recorded failure (the driver's
+ * contract); only infrastructure failures that outlast their retries fail this workflow.
+ */
+import { RetryState } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
+import type { GenerateResult } from '../activities/inference';
+import type { EpisodeSamplesInput } from '../activities/samples';
+import { runPlanActEpisode } from '../src/planact/episode';
+import type { EpisodeDeps } from '../src/planact/episode-types';
+import { errorMessage } from '../src/planact/error-message';
+import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
+import { arithTask } from '../src/tasks/arith/task';
+import { emptyToolMetrics, preview, workflowNow } from './plan-act-common';
+import { CALC_MAX_ATTEMPTS, generateProxy, planActProxies } from './plan-act-proxies';
+import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from './plan-act-types';
+
+export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanActEpisodeResult> {
+  const { episode, samplesInput } = await playEpisode(input);
+  const { samples } = planActProxies(input.timeouts);
+  return { ...episode, samples: await samples.writeEpisodeSamples({ episodes: [samplesInput] }) };
+}
+
+/**
+ * planActEpisodes: several episodes in one workflow (a GRPO group: the same prompt groupSize
+ * times). They share workflow tasks and one samples write, so the orchestration cost per episode
+ * drops; every episode's turns are still in this workflow's result.
+ */
+export async function planActEpisodes(inputs: PlanActEpisodeInput[]): Promise<PlanActGroupResult> {
+  if (inputs.length === 0) throw ApplicationFailure.nonRetryable('planActEpisodes needs at least one episode', 'BadInputError');
+  const played = await Promise.all(inputs.map((i) => playEpisode(i)));
+  const { samples } = planActProxies(inputs[0]!.timeouts);
+  return { episodes: played.map((p) => p.episode), samples: await samples.writeEpisodeSamples({ episodes: played.map((p) => p.samplesInput) }) };
+}
+
+/** One episode, in whichever workflow calls it; the caller writes its samples. */
+export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode: PlanActEpisodeDigest; samplesInput: EpisodeSamplesInput }> {
+  const problem = parseProblem(input.expression);
+  const { tools } = planActProxies(input.timeouts);
+  const generate = {
+    planner: generateProxy(input.timeouts, input.policies.planner.inferenceQueue),
+    actor: generateProxy(input.timeouts, input.policies.actor.inferenceQueue),
+  };
+  const started = workflowNow();
+  const actSpans = new Map<string, { startMs: number; endMs: number }>();
+  const toolMetrics = emptyToolMetrics();
+
+  const deps: EpisodeDeps<GenerateResult> = {
+    async generate(role, prompt, meta) {
+      const at = workflowNow() - started;
+      const output = await generate[role]({
+        weights: input.policies[role].weights,
+        role,
+        prompt,
+        params: { maxNewTokens: meta.maxNewTokens, temperature: input.sampling.temperature, topP: input.sampling.topP, stop: meta.stop },
+      });
+      if (meta.actId !== undefined) {
+        // An act ends on a generation (its answer, or the output that broke a limit), so the span
+        // from its first request to its last reply is the act's duration.
+        const span = actSpans.get(meta.actId) ?? { startMs: at, endMs: at };
+        span.endMs = workflowNow() - started;
+        actSpans.set(meta.actId, span);
+      }
+      return output;
+    },
+    calc: (expression) => meteredCalc(tools, expression, toolMetrics),
+  };
+
+  let episode;
+  try {
+    episode = await runPlanActEpisode(problem, deps, { task: arithTask, episodeId: input.episodeId, ...input.limits });
+  } catch (err) {
+    if (err instanceof RangeError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
+    throw err;
+  }
+
+  const samplesInput: EpisodeSamplesInput = {
+    episodeId: input.episodeId,
+    ...(input.groupId !== undefined ? { groupId: input.groupId } : {}),
+    reward: episode.reward,
+    generations: episode.generations.map((g) => ({
+      role: g.role,
+      turn: g.turn,
+      ...(g.actId !== undefined ? { actId: g.actId } : {}),
+      tokens: g.output.tokens,
+      weightVersion: g.output.weightVersion,
+    })),
+  };
+
+  const turns = episode.turns.map((t) => ({
+    turn: t.turn,
+    plan: preview(t.planText),
+    kind: t.kind,
+    acts: t.acts.map(
+      (a): ActDigest => ({
+        id: a.id,
+        expression: a.expression,
+        ...(a.result !== undefined ? { result: a.result } : {}),
+        ...(a.failure ? { failure: `${a.failure.code}: ${a.failure.message}` } : {}),
+        toolCalls: a.toolCalls,
+        toolFailures: a.toolFailures,
+        ...(actSpans.get(a.id) ?? { startMs: 0, endMs: 0 }),
+      }),
+    ),
+    results: t.resultsText,
+  }));
+  const acts = turns.flatMap((t) => t.acts);
+  const digest: PlanActEpisodeDigest = {
+    episodeId: input.episodeId,
+    expression: problem.expression,
+    expected: problem.answer,
+    status: episode.status,
+    answer: episode.finalAnswer,
+    reward: episode.reward,
+    ...(episode.failure ? { failure: episode.failure } : {}),
+    turns,
+    metrics: {
+      turns: episode.metrics.turns,
+      acts: episode.metrics.acts,
+      generations: episode.metrics.generations,
+      maxConcurrentActs: episode.metrics.maxConcurrentActs,
+      tools: toolMetrics,
+      episodeMs: workflowNow() - started,
+      actMsTotal: acts.reduce((ms, a) => ms + (a.endMs - a.startMs), 0),
+    },
+  };
+  return { episode: digest, samplesInput };
+}
+
+function parseProblem(expression: string): ArithProblem {
+  try {
+    return problemFromExpression(expression);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`episode ${workflowInfo().workflowId}: ${(err as Error).message}`, 'BadInputError');
+  }
+}
+
+export type CalcStub = ReturnType<typeof planActProxies>['tools'];
+
+/**
+ * The driver's calc contract: resolve with the tool's text, or reject with an Error whose message
+ * the actor reads. Bad input (CalcInputError) is the actor's mistake and gets its reason back; a
+ * calculator still failing after its retries is reported as unavailable, so the act can go on.
+ */
+export async function meteredCalc(tools: CalcStub, expression: string, m: ToolMetrics): Promise<string> {
+  const t0 = workflowNow();
+  m.calls++;
+  try {
+    const { value, attempt } = await tools.calcWithAttempt({ expression });
+    m.retries += attempt - 1;
+    return value;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    m.failures++;
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === 'CalcInputError') {
+      m.retries += attemptOf(cause) - 1;
+      throw new Error(cause.message);
+    }
+    if (err instanceof ActivityFailure && err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED) m.retries += CALC_MAX_ATTEMPTS - 1;
+    throw new Error(`calculator unavailable: ${errorMessage(err)}`);
+  } finally {
+    m.ms += workflowNow() - t0;
+  }
+}
+
+function attemptOf(failure: ApplicationFailure): number {
+  const details = failure.details?.[0];
+  const attempt = details && typeof details === 'object' && 'attempt' in details ? Number(details.attempt) : 1;
+  return Number.isInteger(attempt) && attempt >= 1 ? attempt : 1;
+}

@@ -1,0 +1,229 @@
+/**
+ * planActJob: a Plan/Act training job's rollout side, started on its own with the Temporal CLI.
+ *
+ *   role planner | actor (dual mode): for each rollout id, arrive at that rollout's session
+ *     (rolloutSession) and wait for it to deliver this job's own samples.
+ *   role shared: one policy plays both roles; each rollout is a planActRollout child.
+ *
+ * When the joint rollout cannot happen (partner missing or terminated, session past its timeout or
+ * gone) the job runs a single-agent rollout with its own policy if rollout.fallbackOnTimeout, and
+ * records it (FellBack search attribute, memo, metric, result); otherwise it fails with a typed
+ * error saying what happened. Its own wait is bounded too, so nothing waits forever.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ChildWorkflowCancellationType,
+  condition,
+  continueAsNew,
+  executeChild,
+  log,
+  metricMeter,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { RunConfig } from '../src/config/schema';
+import { parseConfigOrFail, withDeadline } from './plan-act-common';
+import { planActProxies } from './plan-act-proxies';
+import { planActRollout } from './plan-act-rollout';
+import type {
+  FallbackReason,
+  JobRolloutResult,
+  PlanActJobInput,
+  PlanActJobResult,
+  PlanActJobState,
+  PolicyRef,
+  SessionDelivery,
+} from './plan-act-types';
+import { rolloutTerms } from './rollout-session';
+import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from './search-attributes';
+import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal, sessionWorkflowId } from './shared';
+import { singleAgentRollout } from './single-agent-rollout';
+import type { WeightsInfo } from './training-run-types';
+
+/** Failure types when fallbackOnTimeout is off, one per reason, so callers can tell them apart. */
+export const FALLBACK_ERROR_TYPES: Record<FallbackReason, string> = {
+  'partner-missing': 'BarrierTimeout',
+  'partner-lost': 'PartnerLost',
+  'rollout-timeout': 'RolloutTimeout',
+  'session-unresponsive': 'SessionUnresponsive',
+  'session-failed': 'SessionFailed',
+};
+
+/** State carried across continue-as-new. */
+export interface PlanActJobCarry {
+  config: RunConfig;
+  weights: WeightsInfo;
+  completed: JobRolloutResult[];
+  fallbacks: number;
+}
+
+const fallbackCounter = metricMeter.createCounter('plan_act_fallbacks', 'rollouts', 'single-agent rollouts run because a joint Plan/Act rollout could not happen');
+
+export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry): Promise<PlanActJobResult> {
+  const self = workflowInfo().workflowId;
+  const rolloutIds = input.rolloutIds ?? [1];
+  const state: PlanActJobState = {
+    role: input.role,
+    phase: 'setup',
+    completed: carry?.completed ?? [],
+    remaining: rolloutIds.filter((id) => !carry?.completed.some((c) => c.rolloutId === id)),
+    fallbacks: carry?.fallbacks ?? 0,
+  };
+  const deliveries = new Map<number, SessionDelivery>();
+  setHandler(jobStateQuery, () => state);
+  setHandler(sessionDeliverySignal, (d) => void deliveries.set(d.rolloutId, d));
+  setHandler(sessionPhaseSignal, ({ rolloutId, phase }) => {
+    if (rolloutId === state.rolloutId) state.sessionPhase = phase;
+  });
+
+  validateInput(input, rolloutIds);
+  const cfg = carry?.config ?? (await loadConfig(input));
+  const { jobs, training } = planActProxies(cfg.timeouts);
+  validateRole(input, cfg);
+  upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
+
+  const weights = carry?.weights ?? (await resolveWeights());
+  state.weights = weights;
+  const policy: PolicyRef = { weights, ...(input.inferenceQueue !== undefined ? { inferenceQueue: input.inferenceQueue } : {}) };
+
+  while (state.remaining.length > 0) {
+    const rolloutId = state.remaining[0]!;
+    state.rolloutId = rolloutId;
+    delete state.sessionPhase;
+    upsertSearchAttributes([{ key: ROLLOUT_ID, value: rolloutId }]);
+    const result = input.role === 'shared' ? await sharedRollout(rolloutId) : await dualRollout(rolloutId);
+    state.completed.push(result);
+    state.remaining.shift();
+    deliveries.delete(rolloutId);
+    log.info('rollout done', { rolloutId, outcome: result.outcome, reason: result.reason, meanReward: result.meanReward });
+    if (state.remaining.length > 0 && workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof planActJob>(input, { config: cfg, weights, completed: state.completed, fallbacks: state.fallbacks });
+    }
+  }
+  state.phase = 'done';
+  return { experiment: cfg.experiment, role: input.role, weights, rollouts: state.completed, fallbacks: state.fallbacks };
+
+  async function resolveWeights(): Promise<WeightsInfo> {
+    if (input.weights) return input.weights;
+    if (input.weightsFromRun !== undefined) return jobs.resolveRunWeights({ runId: input.weightsFromRun });
+    // A fresh policy of its own: the two jobs of a dual run are different models from the start.
+    const seed = cfg.seed + (input.role === 'actor' ? 1 : 0);
+    const init = await training.initPolicy({ runId: self, model: cfg.model, seed });
+    return training.publishWeights({ runId: self, checkpoint: init.checkpoint, version: 0 });
+  }
+
+  async function sharedRollout(rolloutId: number): Promise<JobRolloutResult> {
+    state.phase = 'rollout';
+    const run = await withDeadline(cfg.rollout.rolloutTimeoutSec * 1000, () =>
+      executeChild(planActRollout, {
+        workflowId: `${self}/rollout-${rolloutId}`,
+        cancellationType: ChildWorkflowCancellationType.TRY_CANCEL,
+        args: [{ runId: self, rolloutId, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
+      }),
+    );
+    if (run.timedOut) {
+      return fallBack(rolloutId, 'rollout-timeout', `rollout ${rolloutId} did not finish within rolloutTimeoutSec=${cfg.rollout.rolloutTimeoutSec}`);
+    }
+    const s = run.value;
+    return { rolloutId, outcome: 'shared', episodes: s.episodes, meanReward: s.meanReward, samples: s.samples };
+  }
+
+  async function dualRollout(rolloutId: number): Promise<JobRolloutResult> {
+    const role = input.role as 'planner' | 'actor';
+    const sessionId = sessionWorkflowId(cfg.experiment, rolloutId);
+    state.phase = 'arriving';
+    try {
+      await jobs.arriveAtSession({
+        sessionWorkflowId: sessionId,
+        session: { experiment: cfg.experiment, rolloutId, config: cfg },
+        arrival: { role, jobWorkflowId: self, policy, terms: rolloutTerms(cfg) },
+      });
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === 'SessionRejected') throw ApplicationFailure.nonRetryable(cause.message, 'SessionRejected');
+      throw err;
+    }
+    state.phase = 'waiting';
+    // The session answers within barrier + rollout timeout; waiting a little longer than that
+    // only guards against a session that was terminated or can no longer run.
+    const budgetMs = (cfg.rollout.barrierTimeoutSec + cfg.rollout.rolloutTimeoutSec) * 1000;
+    const answered = await condition(() => deliveries.has(rolloutId), budgetMs + 5000 + budgetMs * 0.05);
+    const d = deliveries.get(rolloutId);
+    if (answered && d?.outcome === 'completed') {
+      // No samples for a role is possible: an actor gets none when no planner turn produced acts.
+      const samples = d.samples ? { [role]: d.samples } : {};
+      return { rolloutId, outcome: 'joint', sessionWorkflowId: sessionId, episodes: d.episodes, meanReward: d.meanReward, samples };
+    }
+    if (d && d.outcome !== 'completed') return fallBack(rolloutId, d.outcome, d.message ?? d.outcome, sessionId);
+    return fallBack(
+      rolloutId,
+      'session-unresponsive',
+      `session ${sessionId} sent no result within barrierTimeoutSec + rolloutTimeoutSec = ${budgetMs / 1000}s (was it terminated?)`,
+      sessionId,
+    );
+  }
+
+  async function fallBack(rolloutId: number, reason: FallbackReason, message: string, sessionId?: string): Promise<JobRolloutResult> {
+    const what = `${input.role} job ${self}, rollout ${rolloutId}: ${message}`;
+    if (!cfg.rollout.fallbackOnTimeout) {
+      throw ApplicationFailure.nonRetryable(`${what}. rollout.fallbackOnTimeout is false, so the job stops instead of running a single-agent rollout`, FALLBACK_ERROR_TYPES[reason], {
+        rolloutId,
+        reason,
+        ...(sessionId !== undefined ? { sessionWorkflowId: sessionId } : {}),
+      });
+    }
+    log.warn('falling back to a single-agent rollout', { rolloutId, reason, message });
+    state.phase = 'fallback';
+    state.fallbacks++;
+    fallbackCounter.add(1, { role: input.role, reason });
+    upsertSearchAttributes([{ key: FELL_BACK, value: true }]);
+    upsertMemo({ fallbacks: state.fallbacks, lastFallback: { rolloutId, reason, message } });
+    const s = await executeChild(singleAgentRollout, {
+      workflowId: `${self}/fallback-r${rolloutId}`,
+      args: [{ runId: self, rolloutId, config: cfg, policy, reason: what }],
+    });
+    return {
+      rolloutId,
+      outcome: 'fell-back',
+      reason,
+      message,
+      ...(sessionId !== undefined ? { sessionWorkflowId: sessionId } : {}),
+      episodes: s.episodes,
+      meanReward: s.meanReward,
+      samples: s.samples,
+    };
+  }
+}
+
+async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
+  if (input.configFile !== undefined) {
+    // The file lives with the workers; its parsed content goes into the history, so replays and
+    // continue-as-new never read it again.
+    const { jobs } = planActProxies(parseConfigOrFail({}, 'defaults').timeouts);
+    return jobs.loadJobConfig({ file: input.configFile });
+  }
+  return parseConfigOrFail(input.config ?? {}, 'planActJob input');
+}
+
+function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {
+  const problems: string[] = [];
+  if (!['planner', 'actor', 'shared'].includes(input.role)) problems.push(`role must be planner, actor or shared, got ${JSON.stringify(input.role)}`);
+  if (input.config !== undefined && input.configFile !== undefined) problems.push('give config or configFile, not both');
+  if (input.weights !== undefined && input.weightsFromRun !== undefined) problems.push('give weights or weightsFromRun, not both');
+  if (rolloutIds.length === 0 || !rolloutIds.every((id) => Number.isSafeInteger(id) && id >= 0)) problems.push('rolloutIds must be non-negative integers');
+  if (new Set(rolloutIds).size !== rolloutIds.length) problems.push('rolloutIds has duplicates');
+  if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob input: ${problems.join('; ')}`, 'ConfigError', problems);
+}
+
+function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
+  const wanted = input.role === 'shared' ? 'shared' : 'dual';
+  if (cfg.rollout.kind !== 'plan-act' || cfg.rollout.mode !== wanted) {
+    throw ApplicationFailure.nonRetryable(
+      `a ${input.role} job needs rollout.kind: plan-act and rollout.mode: ${wanted}; the config has kind ${cfg.rollout.kind}, mode ${cfg.rollout.mode}`,
+      'ConfigError',
+    );
+  }
+}

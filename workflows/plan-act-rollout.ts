@@ -1,0 +1,107 @@
+/**
+ * planActRollout: the episodes of one rollout (promptsPerStep prompts x groupSize), all in flight
+ * at once, one child workflow per GRPO group (planActEpisodes) or per episode (planActEpisode, with
+ * episodesPerWorkflow 1); then one sample set per role.
+ *
+ * Shared mode: one policy plays both roles (policies.planner === policies.actor), and trainingRun or
+ * a shared planActJob runs this per step. Dual mode: the rollout session runs it with the planner
+ * job's and the actor job's weights and splits the sample sets between them.
+ */
+import { ChildWorkflowCancellationType, executeChild, log, workflowInfo } from '@temporalio/workflow';
+import type { AgentRole } from '../src/domain/types';
+import { addToolMetrics, emptyToolMetrics, episodeLimits, mean, rolloutProblems, workflowNow } from './plan-act-common';
+import { planActEpisode, planActEpisodes } from './plan-act-episode';
+import { planActProxies } from './plan-act-proxies';
+import type { EpisodeRow, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActGroupResult, PlanActRolloutInput, RolloutSummary, SampleSetRef, SampleSets } from './plan-act-types';
+
+export async function planActRollout(input: PlanActRolloutInput): Promise<RolloutSummary> {
+  return runPlanActRollout(input);
+}
+
+/**
+ * The rollout, in whichever workflow calls it: the rollout session runs it inline, which saves a
+ * child workflow's round trips between the barrier and the first planner request.
+ */
+export async function runPlanActRollout(
+  input: PlanActRolloutInput,
+  opts: { cancellationType?: ChildWorkflowCancellationType } = {},
+): Promise<RolloutSummary> {
+  const { config: cfg } = input;
+  const started = workflowNow();
+  const { samples } = planActProxies(cfg.timeouts);
+  const problems = rolloutProblems(cfg, input.rolloutId);
+  const self = workflowInfo().workflowId;
+
+  const inputs = problems.map(
+    (p): PlanActEpisodeInput => ({
+      runId: input.runId,
+      episodeId: `${input.runId}/r${input.rolloutId}/e${p.index}`,
+      expression: p.expression,
+      groupId: p.groupId,
+      policies: input.policies,
+      limits: episodeLimits(cfg),
+      sampling: { temperature: cfg.rl.temperature, topP: cfg.rl.topP },
+      timeouts: cfg.timeouts,
+    }),
+  );
+  const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rl.groupSize);
+  const chunks = Array.from({ length: Math.ceil(inputs.length / per) }, (_, i) => inputs.slice(i * per, (i + 1) * per));
+  const groups = await Promise.all(
+    chunks.map((chunk, i) =>
+      per === 1
+        ? executeChild(planActEpisode, { workflowId: `${self}/ep-${i}`, args: [chunk[0]!], ...opts }).then(
+            ({ samples: sets, ...episode }): PlanActGroupResult => ({ episodes: [episode], samples: sets }),
+          )
+        : executeChild(planActEpisodes, { workflowId: `${self}/episodes-${i}`, args: [chunk], ...opts }),
+    ),
+  );
+  const episodes = groups.flatMap((g) => g.episodes);
+
+  const merged: SampleSets = {};
+  await Promise.all(
+    (['planner', 'actor', 'single'] as AgentRole[]).map(async (role) => {
+      const sets = groups.map((g) => g.samples[role]).filter((s): s is SampleSetRef => s !== undefined);
+      if (sets.length === 1) merged[role] = sets[0]!;
+      else if (sets.length > 1) merged[role] = await samples.concatSampleSets({ sets });
+    }),
+  );
+  const summary = summarize(input.rolloutId, input.mode, episodes, merged, workflowNow() - started);
+  log.info('plan/act rollout', { rolloutId: input.rolloutId, mode: input.mode, episodes: summary.episodes, meanReward: summary.meanReward });
+  return summary;
+}
+
+export function summarize(
+  rolloutId: number,
+  mode: RolloutSummary['mode'],
+  episodes: PlanActEpisodeDigest[],
+  samples: SampleSets,
+  durationMs: number,
+): RolloutSummary {
+  const failures: Record<string, number> = {};
+  for (const e of episodes) if (e.failure) failures[e.failure.code] = (failures[e.failure.code] ?? 0) + 1;
+  const rows: EpisodeRow[] = episodes.map((e) => ({
+    episodeId: e.episodeId,
+    expression: e.expression,
+    reward: e.reward,
+    answer: e.answer,
+    ...(e.failure ? { failure: e.failure.code } : {}),
+  }));
+  return {
+    rolloutId,
+    mode,
+    episodes: episodes.length,
+    answered: episodes.filter((e) => e.status === 'answered').length,
+    meanReward: mean(episodes.map((e) => e.reward)),
+    failures,
+    metrics: {
+      acts: episodes.reduce((n, e) => n + e.metrics.acts, 0),
+      generations: episodes.reduce((n, e) => n + e.metrics.generations, 0),
+      maxConcurrentActs: Math.max(0, ...episodes.map((e) => e.metrics.maxConcurrentActs)),
+      tools: episodes.reduce((m, e) => addToolMetrics(m, e.metrics.tools), emptyToolMetrics()),
+      meanEpisodeMs: Math.round(mean(episodes.map((e) => e.metrics.episodeMs))),
+      durationMs,
+    },
+    rows,
+    samples,
+  };
+}

@@ -1,0 +1,313 @@
+/**
+ * Plain data that the Plan/Act workflows (episode, rollout, session, job, fallback) take and return.
+ * Everything is small and readable: this is what the Web UI shows as inputs and results, so token
+ * arrays stay in the blob store and only references, counts and short text travel here.
+ */
+import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import type { AgentRole, BlobRef } from '../src/domain/types';
+import type { EpisodeFailure, EpisodeLimits } from '../src/planact/episode-types';
+import type { WeightsInfo } from './training-run-types';
+
+export type PlanActRoleName = 'planner' | 'actor';
+
+/** A policy as a rollout sees it: its weights, and which inference workers serve them. */
+export interface PolicyRef {
+  weights: WeightsInfo;
+  /** Task queue of the inference workers for these weights; default: the project's inference queue. */
+  inferenceQueue?: string;
+}
+
+/** Samples of one role written to the blob store (claim check); the history keeps this much. */
+export interface SampleSetRef {
+  role: AgentRole;
+  ref: BlobRef;
+  samples: number;
+  responseTokens: number;
+  meanReward: number;
+}
+
+export type SampleSets = Partial<Record<AgentRole, SampleSetRef>>;
+
+/** Calculator calls of an episode or rollout, as the tools queue served them. */
+export interface ToolMetrics {
+  calls: number;
+  /** Calls that returned an error to the actor (bad input, or a tool still failing after retries). */
+  failures: number;
+  /** Extra attempts Temporal made on top of the first one. */
+  retries: number;
+  /** Summed wall time of the calls (workflow time). */
+  ms: number;
+}
+
+export interface ActDigest {
+  id: string;
+  expression: string;
+  /** The act's answer as the planner reads it in its RESULT line. */
+  result?: string;
+  failure?: string;
+  toolCalls: number;
+  toolFailures: number;
+  /** When the act started and ended, ms after the episode started (workflow time). */
+  startMs: number;
+  endMs: number;
+}
+
+export interface TurnDigest {
+  turn: number;
+  /** The planner's text for this turn, as generated (shortened when long). */
+  plan: string;
+  kind: 'acts' | 'answer' | 'invalid';
+  acts: ActDigest[];
+  /** RESULT lines appended to the planner's context after the acts. */
+  results: string;
+}
+
+export interface EpisodeRunMetrics {
+  turns: number;
+  acts: number;
+  generations: number;
+  maxConcurrentActs: number;
+  tools: ToolMetrics;
+  episodeMs: number;
+  /** Sum of act durations; above the turn's wall time when acts overlapped. */
+  actMsTotal: number;
+}
+
+export interface PlanActEpisodeInput {
+  /** Owner of the samples (a job or session id); used in blob names and episode ids. */
+  runId: string;
+  episodeId: string;
+  /** Arithmetic problem, canonical form ("17+25+8"). */
+  expression: string;
+  /** GRPO group: episodes of the same prompt share it. */
+  groupId?: string;
+  policies: Record<PlanActRoleName, PolicyRef>;
+  limits: EpisodeLimits;
+  sampling: { temperature: number; topP: number };
+  timeouts: RunConfig['timeouts'];
+}
+
+export interface PlanActEpisodeResult extends PlanActEpisodeDigest {
+  samples: SampleSets;
+}
+
+/** A GRPO group's episodes, run in one workflow, with one sample set per role for all of them. */
+export interface PlanActGroupResult {
+  episodes: PlanActEpisodeDigest[];
+  samples: SampleSets;
+}
+
+export interface PlanActEpisodeDigest {
+  episodeId: string;
+  expression: string;
+  expected: number;
+  status: 'answered' | 'failed';
+  answer: string | null;
+  reward: number;
+  /** Why the episode ended without a correct-format answer (malformed plan, runaway length, ...). */
+  failure?: EpisodeFailure;
+  turns: TurnDigest[];
+  metrics: EpisodeRunMetrics;
+}
+
+/** One row per episode in a rollout summary: enough to spot which problems failed and why. */
+export interface EpisodeRow {
+  episodeId: string;
+  expression: string;
+  reward: number;
+  answer: string | null;
+  failure?: string;
+}
+
+export type RolloutMode = 'shared' | 'dual' | 'single';
+
+export interface RolloutSummary {
+  rolloutId: number;
+  mode: RolloutMode;
+  episodes: number;
+  answered: number;
+  meanReward: number;
+  /** Episodes that ended on malformed output, by failure code. */
+  failures: Record<string, number>;
+  metrics: {
+    acts: number;
+    generations: number;
+    maxConcurrentActs: number;
+    tools: ToolMetrics;
+    meanEpisodeMs: number;
+    durationMs: number;
+  };
+  rows: EpisodeRow[];
+  samples: SampleSets;
+}
+
+export interface PlanActRolloutInput {
+  /** Owner of the samples (the job, or the session of a dual-mode rollout). */
+  runId: string;
+  rolloutId: number;
+  mode: 'shared' | 'dual';
+  config: RunConfig;
+  policies: Record<PlanActRoleName, PolicyRef>;
+  /**
+   * Episodes per child workflow: 1 gives every episode a workflow of its own (most to read in the
+   * Web UI, most orchestration cost); default rl.groupSize, one child per GRPO group.
+   */
+  episodesPerWorkflow?: number;
+}
+
+export interface SingleAgentRolloutInput {
+  runId: string;
+  rolloutId: number;
+  config: RunConfig;
+  policy: PolicyRef;
+  /** Why this job fell back, shown in the Web UI next to the child's input. */
+  reason: string;
+}
+
+// ---- dual mode: jobs and the rollout session ----
+
+export type JobRole = PlanActRoleName | 'shared';
+
+export interface PlanActJobInput {
+  /** planner / actor: dual mode, meeting the partner job per rollout id; shared: one policy, both roles. */
+  role: JobRole;
+  /** The run config inline (every field optional)... */
+  config?: RunConfigInput;
+  /** ...or a YAML/JSON config file, read by the orchestration worker (relative to its repository). */
+  configFile?: string;
+  /** Rollouts to take part in, in order; default [1]. */
+  rolloutIds?: number[];
+  /** This job's policy. Default: weightsFromRun, else a fresh policy from config.model and seed. */
+  weights?: WeightsInfo;
+  /** Use the latest weights a run published (e.g. the trainingRun workflow id of an SFT run). */
+  weightsFromRun?: string;
+  /** Inference workers serving this job's weights; default: the inference queue. */
+  inferenceQueue?: string;
+}
+
+/** How a job got its samples for one rollout. */
+export type RolloutOutcome = 'joint' | 'shared' | 'fell-back';
+
+/** Why a job fell back (or, with fallbackOnTimeout off, failed). */
+export type FallbackReason =
+  /** The partner job did not arrive within barrierTimeoutSec. */
+  | 'partner-missing'
+  /** The partner job arrived, then stopped running (terminated, failed) before the rollout was delivered. */
+  | 'partner-lost'
+  /** The episodes did not finish within rolloutTimeoutSec. */
+  | 'rollout-timeout'
+  /** The session never answered within barrierTimeoutSec + rolloutTimeoutSec (session terminated). */
+  | 'session-unresponsive'
+  /** The rollout failed for infrastructure reasons (activities failing after their retries). */
+  | 'session-failed';
+
+export interface JobRolloutResult {
+  rolloutId: number;
+  outcome: RolloutOutcome;
+  reason?: FallbackReason;
+  message?: string;
+  sessionWorkflowId?: string;
+  episodes: number;
+  meanReward: number;
+  /** Only this job's own samples: planner or actor in dual mode, both in shared mode, single on fallback. */
+  samples: SampleSets;
+}
+
+export interface PlanActJobResult {
+  experiment: string;
+  role: JobRole;
+  weights: WeightsInfo;
+  rollouts: JobRolloutResult[];
+  fallbacks: number;
+}
+
+export type JobPhase = 'setup' | 'arriving' | 'waiting' | 'rollout' | 'fallback' | 'done';
+
+export interface PlanActJobState {
+  role: JobRole;
+  phase: JobPhase;
+  rolloutId?: number;
+  /** What the session last told this job about its phase. */
+  sessionPhase?: SessionPhase;
+  completed: JobRolloutResult[];
+  remaining: number[];
+  fallbacks: number;
+  weights?: WeightsInfo;
+}
+
+/** What a job hands the session when it arrives. */
+export interface Arrival {
+  role: PlanActRoleName;
+  jobWorkflowId: string;
+  policy: PolicyRef;
+  /** The job's rollout terms; both jobs must agree on them. */
+  terms: RolloutTerms;
+}
+
+/** The part of the config both jobs must share for a joint rollout to mean the same thing to each. */
+export interface RolloutTerms {
+  experiment: string;
+  seed: number;
+  task: RunConfig['task'];
+  rollout: Omit<RunConfig['rollout'], 'fallbackOnTimeout'>;
+  rl: Pick<RunConfig['rl'], 'promptsPerStep' | 'groupSize' | 'temperature' | 'topP' | 'maxNewTokens'>;
+}
+
+export interface ArrivalAck {
+  sessionWorkflowId: string;
+  sessionRunId: string;
+  /** Roles present once this arrival was recorded. */
+  present: PlanActRoleName[];
+}
+
+export interface RolloutSessionInput {
+  experiment: string;
+  rolloutId: number;
+  /** Config of the first job to arrive; the second must agree on its RolloutTerms. */
+  config: RunConfig;
+}
+
+export type SessionPhase = 'waiting' | 'running' | 'delivering' | 'done';
+
+export type SessionOutcome = 'completed' | Exclude<FallbackReason, 'session-unresponsive'>;
+
+export interface SessionArrivalInfo {
+  jobWorkflowId: string;
+  weightsVersion: number;
+  /** Workflow time of the arrival, ms since the epoch. */
+  arrivedAt: number;
+  delivered: boolean;
+  /** The job stopped running: a signal to it failed. */
+  unreachable?: boolean;
+}
+
+export interface RolloutSessionState {
+  experiment: string;
+  rolloutId: number;
+  phase: SessionPhase;
+  arrivals: Partial<Record<PlanActRoleName, SessionArrivalInfo>>;
+  /** Workflow time when both roles were present. */
+  barrierMetAt?: number;
+  outcome?: SessionOutcome;
+  message?: string;
+  summary?: Omit<RolloutSummary, 'samples'>;
+}
+
+/** What the session signals back to each job: its outcome and only its own role's samples. */
+export interface SessionDelivery {
+  rolloutId: number;
+  sessionWorkflowId: string;
+  outcome: SessionOutcome;
+  message?: string;
+  episodes: number;
+  meanReward: number;
+  samples?: SampleSetRef;
+}
+
+export interface RolloutSessionResult {
+  rolloutId: number;
+  outcome: SessionOutcome;
+  message?: string;
+  arrivals: RolloutSessionState['arrivals'];
+  summary?: Omit<RolloutSummary, 'samples'>;
+}

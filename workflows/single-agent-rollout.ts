@@ -1,0 +1,100 @@
+/**
+ * singleAgentRollout: the standard rollout a Plan/Act job falls back to when its joint rollout
+ * cannot happen (partner missing or lost, session too slow). The job's own policy gets the whole
+ * problem ("Compute: 17+25+8\n"), may call the calculator like an actor, and answers with a number
+ * or an "ANSWER: <n>" line; reward 1 when correct. Samples carry role "single".
+ *
+ * Episodes are short (a few generations each), so they run inline rather than as children.
+ */
+import { log } from '@temporalio/workflow';
+import type { GenerateResult } from '../activities/inference';
+import { runAct } from '../src/planact/actor-loop';
+import type { EpisodeDeps } from '../src/planact/episode-types';
+import { EOS_TEXT } from '../src/planact/protocol';
+import { arithPlannerPrompt } from '../src/tasks/arith/formats';
+import { problemFromExpression } from '../src/tasks/arith/problem';
+import { arithReward } from '../src/tasks/arith/reward';
+import { emptyToolMetrics, episodeLimits, mean, preview, rolloutProblems, workflowNow } from './plan-act-common';
+import { meteredCalc } from './plan-act-episode';
+import { generateProxy, planActProxies } from './plan-act-proxies';
+import type { EpisodeRow, RolloutSummary, SingleAgentRolloutInput } from './plan-act-types';
+
+const ANSWER_LINE = /(?:^|\n)\s*ANSWER:\s*(-?\d{1,15})\s*$/;
+
+/** The single agent's answer: the act answer the actor loop parsed, else a final ANSWER line. */
+export function singleAgentAnswer(result: string | undefined, transcript: string, prompt: string): string | null {
+  if (result !== undefined) return result;
+  const written = transcript.slice(prompt.length).split(EOS_TEXT).join('');
+  return ANSWER_LINE.exec(written)?.[1] ?? null;
+}
+
+export async function singleAgentRollout(input: SingleAgentRolloutInput): Promise<RolloutSummary> {
+  const { config: cfg } = input;
+  const started = workflowNow();
+  const { tools, samples } = planActProxies(cfg.timeouts);
+  const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
+  const limits = episodeLimits(cfg);
+  const toolMetrics = emptyToolMetrics();
+
+  const deps: EpisodeDeps<GenerateResult> = {
+    generate: (_role, prompt, meta) =>
+      generate({
+        weights: input.policy.weights,
+        role: 'single',
+        prompt,
+        params: { maxNewTokens: meta.maxNewTokens, temperature: cfg.rl.temperature, topP: cfg.rl.topP, stop: meta.stop },
+      }),
+    calc: (expression) => meteredCalc(tools, expression, toolMetrics),
+  };
+
+  const problems = rolloutProblems(cfg, input.rolloutId);
+  const episodes = await Promise.all(
+    problems.map(async (p) => {
+      const problem = problemFromExpression(p.expression);
+      const episodeId = `${input.runId}/r${input.rolloutId}/single-${p.index}`;
+      const prompt = arithPlannerPrompt(problem.expression);
+      const t0 = workflowNow();
+      const outcome = await runAct({ deps, limits, episodeId, turn: 1, prompt }, { id: '1', expression: problem.expression });
+      const answer = singleAgentAnswer(outcome.record.result, outcome.record.transcript, prompt);
+      const reward = arithReward(problem, answer);
+      return { p, episodeId, answer, reward, outcome, ms: workflowNow() - t0 };
+    }),
+  );
+
+  const sets = await samples.writeEpisodeSamples({
+    episodes: episodes.map((e) => ({
+      episodeId: e.episodeId,
+      groupId: e.p.groupId,
+      reward: e.reward,
+      generations: e.outcome.generations.map((g) => ({ role: 'single' as const, turn: 1, tokens: g.output.tokens, weightVersion: g.output.weightVersion })),
+    })),
+  });
+
+  const failures: Record<string, number> = {};
+  const rows: EpisodeRow[] = episodes.map((e) => {
+    // An ANSWER line is a valid single-agent ending even though the actor parser rejected it.
+    const failure = e.answer === null ? e.outcome.record.failure : undefined;
+    if (failure) failures[failure.code] = (failures[failure.code] ?? 0) + 1;
+    return { episodeId: e.episodeId, expression: e.p.expression, reward: e.reward, answer: e.answer, ...(failure ? { failure: failure.code } : {}) };
+  });
+  const summary: RolloutSummary = {
+    rolloutId: input.rolloutId,
+    mode: 'single',
+    episodes: episodes.length,
+    answered: episodes.filter((e) => e.answer !== null).length,
+    meanReward: mean(episodes.map((e) => e.reward)),
+    failures,
+    metrics: {
+      acts: 0,
+      generations: episodes.reduce((n, e) => n + e.outcome.generations.length, 0),
+      maxConcurrentActs: 0,
+      tools: toolMetrics,
+      meanEpisodeMs: Math.round(mean(episodes.map((e) => e.ms))),
+      durationMs: workflowNow() - started,
+    },
+    rows,
+    samples: sets,
+  };
+  log.info('single-agent fallback rollout', { rolloutId: input.rolloutId, reason: preview(input.reason, 120), meanReward: summary.meanReward });
+  return summary;
+}
