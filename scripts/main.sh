@@ -2,5 +2,5 @@
 # The main job: set up, start the dev server and workers, run the default training run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+bash scripts/setup.sh
 exec node dist/scripts/main.js "$@"

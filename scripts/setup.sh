@@ -26,7 +26,6 @@ if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL
   "$TEMPORAL_BIN" --version | grep -q "temporal version $TEMPORAL_CLI_VERSION " \
     || { echo "[setup] built Temporal CLI reports an unexpected version: $("$TEMPORAL_BIN" --version)" >&2; exit 1; }
 fi
-export TEMPORAL_CLI="$TEMPORAL_BIN"
 
 echo "[setup] building TypeScript and the workflow bundle"
 npm run --silent build

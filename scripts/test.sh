@@ -2,7 +2,7 @@
 # All tests against a real Temporal dev server; ends with one plain "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh || exit 1
+bash scripts/setup.sh || exit 1
 npx eslint . || exit 1
 mkdir -p .data
 results=.data/jest-results.json

@@ -51,7 +51,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },
-            maxConcurrentActivityTaskExecutions: 2,
+            // Light work (datasets, samples, session arrivals); many Plan/Act episodes write samples at once.
+            maxConcurrentActivityTaskExecutions: 16,
           }),
         );
         break;

@@ -1,14 +1,23 @@
 /**
- * Per-test-file access to the shared real dev server (started once in global-setup), with workers
- * built exactly as production builds them, over a throwaway blob store.
+ * Each workflow test file gets a namespace of its own on the shared real dev server (started once in
+ * global-setup), with workers built exactly as production builds them over a throwaway blob store.
+ * One namespace per file matters: in a shared namespace, a workflow started by one file could have
+ * its activities run by another file's workers, which write to another blob store.
  */
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
 import type { TaskQueueName } from '../../workflows/shared';
+import { tempStore } from './store';
 
 export { tempStore } from './store';
+export { tinyRunConfig } from '../../scripts/lib/scenarios';
+
+export const ALL_QUEUES: TaskQueueName[] = ['orchestration', 'inference', 'training', 'tools'];
 
 export function testAddress(): string {
   const address = process.env.TEMPORAL_TEST_ADDRESS;
@@ -16,41 +25,85 @@ export function testAddress(): string {
   return address;
 }
 
-let runtimeInstalled = false;
-
-export async function connectTestEnv(): Promise<TestWorkflowEnvironment> {
-  if (!runtimeInstalled) {
-    runtimeInstalled = true;
-    try {
-      // Worker state changes at INFO drown the test output; warnings and errors still show.
-      Runtime.install({ logger: new DefaultLogger('WARN') });
-    } catch {
-      // Another test file in this jest worker process installed it already.
-    }
-  }
-  return TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
-}
-
-
-export const ALL_QUEUES: TaskQueueName[] = ['orchestration', 'inference', 'training', 'tools'];
-
-export async function startWorkers(env: TestWorkflowEnvironment, store: FsBlobStore, queues = ALL_QUEUES): Promise<{ workers: Worker[]; stop(): Promise<void> }> {
-  const workers = await createWorkers({ connection: env.nativeConnection, queues, store });
-  const running = workers.map((w) => w.run());
-  return {
-    workers,
-    stop: async () => {
-      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-      await Promise.all(running);
-    },
-  };
-}
-
 let counter = 0;
-/** Workflow ids unique across test files and reruns against the same server. */
+/** Ids unique across test files and reruns against the same server. */
 export function uniqueId(prefix: string): string {
   counter += 1;
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
 }
 
-export { tinyRunConfig } from '../../scripts/lib/scenarios';
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    // Worker state changes at INFO drown the test output; warnings and errors still show.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Another test file in this jest worker process installed it already.
+  }
+}
+
+const INDEXED = temporal.api.enums.v1.IndexedValueType;
+const INDEXED_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
+  Keyword: INDEXED.INDEXED_VALUE_TYPE_KEYWORD,
+  Int: INDEXED.INDEXED_VALUE_TYPE_INT,
+  Bool: INDEXED.INDEXED_VALUE_TYPE_BOOL,
+};
+
+/** Registers a fresh namespace with the project's search attributes. */
+export async function createTestNamespace(label: string): Promise<string> {
+  const namespace = uniqueId(label);
+  const bootstrap = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
+  try {
+    await bootstrap.connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTE_TYPES).map(([name, type]) => [name, INDEXED_TYPES[type]!]));
+    // A namespace just registered can take a moment to be known to every service.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await bootstrap.connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
+        break;
+      } catch (err) {
+        if (attempt >= 50) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  } finally {
+    await bootstrap.teardown();
+  }
+  return namespace;
+}
+
+export interface TestEnv {
+  env: TestWorkflowEnvironment;
+  namespace: string;
+  store: FsBlobStore;
+  /** Starts another worker in this namespace (an oracle inference queue, say); stopped by stop(). */
+  addWorker(options: Omit<Parameters<typeof Worker.create>[0], 'connection' | 'namespace'>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A namespace, a client, and in-process workers for `queues` (all four by default). */
+export async function testEnv(label: string, queues: readonly TaskQueueName[] = ALL_QUEUES): Promise<TestEnv> {
+  quietRuntime();
+  const namespace = await createTestNamespace(label);
+  const env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress(), namespace });
+  const store = tempStore(label);
+  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace });
+  const running = workers.map((w) => w.run());
+  return {
+    env,
+    namespace,
+    store,
+    async addWorker(options) {
+      const w = await Worker.create({ ...options, connection: env.nativeConnection, namespace });
+      workers.push(w);
+      running.push(w.run());
+    },
+    async stop() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.all(running);
+      await env.teardown();
+    },
+  };
+}

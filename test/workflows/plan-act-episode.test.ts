@@ -17,14 +17,13 @@ import { FELL_BACK, ROLE } from '../../workflows/search-attributes';
 import { jobStateQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { WeightsInfo } from '../../workflows/training-run-types';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
-import { uniqueId } from '../helpers/temporal';
-import { planActTestEnv, type PlanActTestEnv } from './plan-act-test-env';
+import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const ORACLE_LATENCY_MS = 300;
 /** The oracle ignores weights; a reference that no engine could load proves it never tries. */
 const ORACLE_WEIGHTS: WeightsInfo = { version: 3, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
 
-let ctx: PlanActTestEnv;
+let ctx: TestEnv;
 let env: TestWorkflowEnvironment;
 let store: FsBlobStore;
 const oracleQueue = uniqueId('oracle-episode');
@@ -33,7 +32,7 @@ const calls: OracleCall[] = [];
 const scripts = new Map<string, (input: GenerateInput) => ScriptedCompletion | undefined>();
 
 beforeAll(async () => {
-  ctx = await planActTestEnv('plan-act-episode');
+  ctx = await testEnv('plan-act-episode');
   ({ env, store } = ctx);
   await ctx.addWorker({
     taskQueue: oracleQueue,

@@ -15,8 +15,7 @@ import type { JobRole, PlanActJobInput, PlanActJobResult, RolloutSessionResult, 
 import { FELL_BACK, ROLE, ROLLOUT_ID } from '../../workflows/search-attributes';
 import { jobStateQuery, sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../../workflows/shared';
 import type { WeightsInfo } from '../../workflows/training-run-types';
-import { uniqueId } from '../helpers/temporal';
-import { planActTestEnv, type PlanActTestEnv } from './plan-act-test-env';
+import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const FAST_MS = 40;
 const SLOW_MS = 600;
@@ -24,14 +23,14 @@ const weightsV = (version: number): WeightsInfo => ({ version, step: 0, onnx: { 
 const PLANNER_WEIGHTS = weightsV(3);
 const ACTOR_WEIGHTS = weightsV(5);
 
-let ctx: PlanActTestEnv;
+let ctx: TestEnv;
 let env: TestWorkflowEnvironment;
 let store: FsBlobStore;
 const fastQueue = uniqueId('oracle-fast');
 const slowQueue = uniqueId('oracle-slow');
 
 beforeAll(async () => {
-  ctx = await planActTestEnv('rollout-session');
+  ctx = await testEnv('rollout-session');
   ({ env, store } = ctx);
   for (const [taskQueue, latencyMs] of [[fastQueue, FAST_MS], [slowQueue, SLOW_MS]] as const) {
     await ctx.addWorker({ taskQueue, activities: createOracleInferenceActivities({ store, latencyMs }), maxConcurrentActivityTaskExecutions: 256 });

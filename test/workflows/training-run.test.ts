@@ -1,35 +1,28 @@
 /** trainingRun end to end on the real dev server with the real activities. */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
-import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { names } from '../../activities/names';
 import { EXPERIMENT } from '../../workflows/search-attributes';
 import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { TrainingRunResult } from '../../workflows/training-run-types';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
-import { connectTestEnv, startWorkers, tempStore, tinyRunConfig, uniqueId } from '../helpers/temporal';
+import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 
-let env: TestWorkflowEnvironment;
-let store: FsBlobStore;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
+let ctx: TestEnv;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  store = tempStore('training-run');
-  workers = await startWorkers(env, store);
+  ctx = await testEnv('training-run');
 });
 
 afterAll(async () => {
-  await workers?.stop();
-  await env?.teardown();
+  await ctx?.stop();
 });
 
 describe('trainingRun', () => {
   it('fits the policy in checkpointed chunks, publishes weights and evaluates held-out problems', async () => {
     const workflowId = uniqueId('sft');
-    const handle = await env.client.workflow.start('trainingRun', {
+    const handle = await ctx.env.client.workflow.start('trainingRun', {
       taskQueue: TASK_QUEUES.orchestration,
       workflowId,
       args: [tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } })],
@@ -47,10 +40,10 @@ describe('trainingRun', () => {
     }
 
     // One checkpoint per chunk boundary, each decodable, at the step its name says.
-    const ckptNames = await store.listNames(names.checkpointPrefix(workflowId));
+    const ckptNames = await ctx.store.listNames(names.checkpointPrefix(workflowId));
     expect(ckptNames).toEqual([0, 2, 4].map((s) => names.checkpoint(workflowId, s)));
     for (const [i, name] of ckptNames.entries()) {
-      expect(decodeCheckpoint(await store.get((await store.getName(name))!)).step).toBe([0, 2, 4][i]);
+      expect(decodeCheckpoint(await ctx.store.get((await ctx.store.getName(name))!)).step).toBe([0, 2, 4][i]);
     }
 
     expect(await handle.query(progressQuery)).toEqual(expect.objectContaining({ phase: 'done', step: 4, totalSteps: 4 }));
@@ -67,7 +60,7 @@ describe('trainingRun', () => {
   });
 
   it('fails at once with a typed ConfigError naming the bad field', async () => {
-    const handle = await env.client.workflow.start('trainingRun', {
+    const handle = await ctx.env.client.workflow.start('trainingRun', {
       taskQueue: TASK_QUEUES.orchestration,
       workflowId: uniqueId('bad-config'),
       args: [{ sft: { steps: -3 } }],

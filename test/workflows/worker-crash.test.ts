@@ -4,25 +4,23 @@
  * The killed workers are separate processes running the built entry points (dist/workers/*.js).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { REPO_ROOT } from '../../src/paths';
-import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { names } from '../../activities/names';
 import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { RunProgress, TrainingRunResult } from '../../workflows/training-run-types';
-import { connectTestEnv, startWorkers, tempStore, testAddress, tinyRunConfig, uniqueId } from '../helpers/temporal';
+import { testAddress, testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 
-let env: TestWorkflowEnvironment;
-let store: FsBlobStore;
-let local: Awaited<ReturnType<typeof startWorkers>>;
+let ctx: TestEnv;
 const children = new Set<ChildProcess>();
 
 function spawnWorker(entry: 'trainer' | 'inference'): ChildProcess {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'workers', `${entry}.js`)], {
-    env: { ...process.env, TEMPORAL_ADDRESS: testAddress(), DURABLE_RL_STORE: store.root },
+    env: { ...process.env, TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: ctx.namespace, DURABLE_RL_STORE: ctx.store.root },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   children.add(child);
@@ -45,10 +43,33 @@ async function waitFor(what: string, poll: () => Promise<boolean>, timeoutMs = 9
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * Waits until an activity of this type has started on a worker (and, for trainSft, has heartbeated
+ * a step that passes `atStep`), optionally once the run's progress passes `when`.
+ */
+async function waitForRunning(
+  handle: WorkflowHandle,
+  activityType: string,
+  atStep: (heartbeatStep: number) => boolean,
+  when: (p: RunProgress) => boolean = () => true,
+): Promise<void> {
+  await waitFor(`${activityType} running`, async () => {
+    const progress = await handle.query(progressQuery).catch(() => undefined);
+    if (!progress || !when(progress)) return false;
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    return pending.some((a) => {
+      if (a.activityType?.name !== activityType || a.state !== temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) return false;
+      const details = a.heartbeatDetails?.payloads?.[0]?.data;
+      const step = details ? (JSON.parse(new TextDecoder().decode(details)) as { step?: number }).step : undefined;
+      return activityType !== 'trainSft' || (step !== undefined && atStep(step));
+    });
+  });
+}
+
 /** Every blob that is a checkpoint, by its magic header. */
 async function checkpointBlobSteps(): Promise<number[]> {
   const steps: number[] = [];
-  const dir = path.join(store.root, 'blobs');
+  const dir = path.join(ctx.store.root, 'blobs');
   for (const sub of await fs.readdir(dir)) {
     for (const file of await fs.readdir(path.join(dir, sub))) {
       const bytes = await fs.readFile(path.join(dir, sub, file));
@@ -59,23 +80,20 @@ async function checkpointBlobSteps(): Promise<number[]> {
 }
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  store = tempStore('crash');
   // Orchestration and tools stay in this process; the workers we kill are real OS processes.
-  local = await startWorkers(env, store, ['orchestration', 'tools']);
+  ctx = await testEnv('crash', ['orchestration', 'tools']);
 });
 
 afterAll(async () => {
   for (const child of children) await killHard(child);
-  await local?.stop();
-  await env?.teardown();
+  await ctx?.stop();
 });
 
 it('survives SIGKILL of the training and inference workers without losing or duplicating checkpoints', async () => {
   let trainer = spawnWorker('trainer');
   let inference = spawnWorker('inference');
   const workflowId = uniqueId('crash');
-  const handle = await env.client.workflow.start('trainingRun', {
+  const handle = await ctx.env.client.workflow.start('trainingRun', {
     taskQueue: TASK_QUEUES.orchestration,
     workflowId,
     args: [
@@ -88,26 +106,20 @@ it('survives SIGKILL of the training and inference workers without losing or dup
       }),
     ],
   });
-  const progress = (): Promise<RunProgress> => handle.query(progressQuery).catch(() => ({ phase: 'prepare', step: 0, totalSteps: 0, weightVersion: 0 }));
 
-  // Mid-chunk: the first chunk is done and the second is under way on the trainer.
-  await waitFor('the second SFT chunk', async () => {
-    const p = await progress();
-    if (process.env.DEBUG_CRASH) console.log(JSON.stringify(p));
-    return p.phase === 'sft' && p.step >= 8;
-  });
-  await new Promise((r) => setTimeout(r, 300));
+  // Kill each worker while one of its activities is running on it, so that activity must be retried.
+  await waitForRunning(handle, 'trainSft', (step) => step >= 10);
   await killHard(trainer);
   trainer = spawnWorker('trainer');
 
-  await waitFor('an evaluation after the restart', async () => (await progress()).phase === 'eval');
+  await waitForRunning(handle, 'evaluatePolicy', () => true, (p) => p.step >= 16);
   await killHard(inference);
   inference = spawnWorker('inference');
 
   const result = (await handle.result()) as TrainingRunResult;
   expect(result.sftSteps).toBe(24);
   expect(result.losses.map((l) => l.step)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
-  expect((await store.listNames(names.checkpointPrefix(workflowId))).length).toBe(4);
+  expect((await ctx.store.listNames(names.checkpointPrefix(workflowId))).length).toBe(4);
   // One checkpoint blob per chunk boundary: a retried chunk did not write a second one.
   expect(await checkpointBlobSteps()).toEqual([0, 8, 16, 24]);
 
