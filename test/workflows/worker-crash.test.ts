@@ -38,7 +38,7 @@ async function waitFor(what: string, poll: () => Promise<boolean>, timeoutMs = 9
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await poll()) return;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
 }
@@ -100,8 +100,9 @@ it('survives SIGKILL of the training and inference workers without losing or dup
       tinyRunConfig({
         model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
         sft: { steps: 24, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
-        eval: { everySteps: 8, maxNewTokens: 16 },
-        task: { trainProblems: 60, evalProblems: 16 },
+        // An evaluation long enough (seconds) to kill the inference worker in the middle of it.
+        eval: { everySteps: 8, maxNewTokens: 48 },
+        task: { trainProblems: 60, evalProblems: 96 },
         timeouts: { heartbeatSec: 3 },
       }),
     ],
