@@ -10,9 +10,12 @@ TEMPORAL_BIN="$CACHE_DIR/temporal-cli-v$TEMPORAL_CLI_VERSION/temporal"
 
 # onnxruntime-node's install script would try to download the CUDA add-on; its CPU binary ships inside.
 export ONNXRUNTIME_NODE_INSTALL=skip
+# npm install, not npm ci: npm 11 leaves other platforms' optional binaries (@swc/core-*, resolver
+# bindings) out of a lockfile written on Linux, and npm ci then refuses that lockfile as out of sync.
+# npm install still installs exactly the versions the lockfile pins.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "[setup] installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  echo "[setup] installing npm packages from package-lock.json"
+  npm install --no-audit --no-fund --loglevel=error
 fi
 
 if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL_CLI_VERSION "; then
