@@ -3,17 +3,8 @@
  * independent of tfjs backend or Math.random.
  */
 
-/** mulberry32: 32-bit state, fast, good enough for init and token sampling. Returns [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// One generator for the whole project: tasks (workflow code) and the model draw from the same one.
+export { mulberry32 } from '../tasks/rng';
 
 /** Derives an independent stream seed, so e.g. batch row i does not depend on its neighbours. */
 export function mixSeed(seed: number, stream: number): number {
