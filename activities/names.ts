@@ -10,6 +10,7 @@ export const names = {
   checkpoint: (runId: string, step: number) => `runs/${runKey(runId)}/ckpt/step-${pad(step)}`,
   checkpointPrefix: (runId: string) => `runs/${runKey(runId)}/ckpt/`,
   sftChunk: (runId: string, toStep: number) => `runs/${runKey(runId)}/sft/to-step-${pad(toStep)}`,
+  rlStep: (runId: string, step: number) => `runs/${runKey(runId)}/rl/step-${pad(step)}`,
   weights: (runId: string, version: number) => `runs/${runKey(runId)}/weights/v${pad(version)}`,
   latestWeights: (runId: string) => `runs/${runKey(runId)}/weights/latest`,
   dataset: (runId: string) => `runs/${runKey(runId)}/dataset/sft`,

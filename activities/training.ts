@@ -11,10 +11,13 @@ import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/mode
 import { initWeights } from '../src/model/init';
 import { exportOnnx } from '../src/model/onnx-export';
 import { loadTokenizer } from '../src/model/tokenizer';
+import { runGrpoUpdate } from '../src/rl/grpo-update';
 import { runSftChunk, type SftExample } from '../src/rl/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../workflows/training-run-types';
+import type { SampleSetRef } from '../workflows/plan-act-types';
 import { names } from './names';
+import { readSamples } from './samples';
 
 export interface InitPolicyInput {
   runId: string;
@@ -36,6 +39,33 @@ export interface TrainSftOutput {
   losses: LossPoint[];
   tokensPerSec: number;
 }
+
+export interface TrainGrpoInput {
+  runId: string;
+  checkpoint: CheckpointInfo;
+  /** The rollout's sample sets; in shared mode planner and actor, trained as one batch. */
+  samples: SampleSetRef[];
+  /** Global step (SFT steps + RL step) the new checkpoint is named after. */
+  step: number;
+  rl: RunConfig['rl'];
+  /** True on the first RL step: SFT's Adam moments do not fit policy-gradient scales. */
+  resetOptimizer?: boolean;
+}
+
+export interface TrainGrpoOutput {
+  checkpoint: CheckpointInfo;
+  loss: number;
+  rows: number;
+  /** Samples of groups whose episodes all earned the same reward (no advantage). */
+  skipped: number;
+  /** Samples longer than the model's maxSeq, left out. */
+  tooLong: number;
+  meanReward: number;
+  clipFraction: number;
+}
+
+/** Rows per forward/backward pass of an RL update; bounds memory on large rollouts. */
+const GRPO_MICRO_BATCH_ROWS = 16;
 
 export interface PublishWeightsInput {
   runId: string;
@@ -83,6 +113,38 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       const mine = await putJson(store, output, 'sft-chunk');
       const stored = await store.nameIfAbsent(resultName, mine);
       return stored.sha256 === mine.sha256 ? output : getJson<TrainSftOutput>(store, stored);
+    },
+
+    async trainGrpo(input: TrainGrpoInput): Promise<TrainGrpoOutput> {
+      const resultName = names.rlStep(input.runId, input.step);
+      const done = await store.getName(resultName);
+      if (done) return getJson<TrainGrpoOutput>(store, done);
+
+      await initTfBackend();
+      const ctx = Context.current();
+      ctx.heartbeat({ step: input.step, phase: 'load' });
+      const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+      const samples = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
+      ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
+      const r = runGrpoUpdate(ckpt, samples, {
+        learningRate: input.rl.learningRate,
+        clipEps: input.rl.clipEps,
+        step: input.step,
+        resetOptimizer: input.resetOptimizer ?? false,
+        microBatchRows: GRPO_MICRO_BATCH_ROWS,
+      });
+      const output: TrainGrpoOutput = {
+        checkpoint: await saveCheckpoint(input.runId, r.checkpoint),
+        loss: r.loss,
+        rows: r.rows,
+        skipped: r.skipped,
+        tooLong: r.tooLong,
+        meanReward: r.meanReward,
+        clipFraction: r.clipFraction,
+      };
+      const mine = await putJson(store, output, 'rl-step');
+      const stored = await store.nameIfAbsent(resultName, mine);
+      return stored.sha256 === mine.sha256 ? output : getJson<TrainGrpoOutput>(store, stored);
     },
 
     async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {

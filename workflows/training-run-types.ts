@@ -21,6 +21,21 @@ export interface LossPoint {
   loss: number;
 }
 
+/** One GRPO step: its rollout and its update. */
+export interface RlPoint {
+  /** RL step, 1-based (the checkpoint it produced is at global step SFT steps + this). */
+  step: number;
+  /** Weights version the rollout's episodes were generated with. */
+  weightVersion: number;
+  /** Mean episode reward of the rollout. */
+  meanReward: number;
+  loss: number;
+  /** Training rows (samples) in the update; samples of flat groups are skipped. */
+  rows: number;
+  skipped: number;
+  clipFraction: number;
+}
+
 export interface EvalPoint extends EvalReport {
   step: number;
   weightVersion: number;
@@ -35,6 +50,9 @@ export interface RunProgress {
   lastLoss?: number;
   weightVersion: number;
   lastEval?: EvalPoint;
+  /** RL phase only: the last RL step finished and its rollout's mean episode reward. */
+  rlStep?: number;
+  lastReward?: number;
 }
 
 /** State carried across continue-as-new (and usable to resume a run). */
@@ -44,15 +62,19 @@ export interface RunState {
   dataset?: BlobRef;
   losses: LossPoint[];
   evals: EvalPoint[];
+  /** Absent in states carried over by runs from before the RL phase existed. */
+  rl?: RlPoint[];
 }
 
 export interface TrainingRunResult {
   experiment: string;
   backend: string;
   sftSteps: number;
+  rlSteps: number;
   finalLoss?: number;
   losses: LossPoint[];
   evals: EvalPoint[];
+  rl: RlPoint[];
   final?: EvalPoint;
   checkpoint?: CheckpointInfo;
   weights?: WeightsInfo;

@@ -1,11 +1,13 @@
 /**
  * trainingRun: the main job. Prepares the SFT dataset, fits the embedded policy on oracle
  * demonstrations in checkpointed chunks, publishes weights to the inference workers and
- * evaluates on held-out problems. Long runs continue-as-new with their state.
+ * evaluates on held-out problems; then, with rl.steps > 0 and Plan/Act rollouts, improves it by
+ * GRPO (shared-mode rollout child, one update per step). Long runs continue-as-new with their state.
  */
 import {
   ApplicationFailure,
   continueAsNew,
+  executeChild,
   log,
   setHandler,
   upsertSearchAttributes,
@@ -15,19 +17,23 @@ import { parseRunConfig } from '../src/config/parse';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
+import { planActRollout } from './plan-act-rollout';
+import type { PolicyRef, SampleSetRef } from './plan-act-types';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type { EvalPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
+import type { EvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
 
 export async function trainingRun(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
   const cfg = parseConfigOrFail(input);
   const { data, training, inference } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   const state: RunState = resume ?? { losses: [], evals: [] };
+  const rlSteps = cfg.rollout.kind === 'plan-act' ? cfg.rl.steps : 0;
+  const rlPoints: RlPoint[] = (state.rl ??= []);
   const progress: RunProgress = {
     phase: 'prepare',
     step: state.checkpoint?.step ?? 0,
-    totalSteps: cfg.sft.steps,
+    totalSteps: cfg.sft.steps + rlSteps,
     weightVersion: state.weights?.version ?? 0,
     lastLoss: state.losses.at(-1)?.loss,
     lastEval: state.evals.at(-1),
@@ -42,12 +48,20 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
   let checkpoint = state.checkpoint!;
   const backend = init?.backend ?? 'resumed';
 
-  const evaluate = async (): Promise<EvalPoint> => {
-    progress.phase = 'eval';
+  // Weights already published for this checkpoint are reused: an eval and the next rollout share a version.
+  const publish = async (): Promise<WeightsInfo> => {
+    if (state.weights && state.weights.step === checkpoint.step) return state.weights;
     const version = (state.weights?.version ?? -1) + 1;
     const weights: WeightsInfo = await training.publishWeights({ runId, checkpoint, version });
     state.weights = weights;
     progress.weightVersion = version;
+    return weights;
+  };
+
+  const evaluate = async (): Promise<EvalPoint> => {
+    progress.phase = 'eval';
+    const weights = await publish();
+    const version = weights.version;
     const report = await inference.evaluatePolicy({
       runId,
       weights,
@@ -82,16 +96,52 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
     }
   }
 
-  const final = state.evals.at(-1)?.step === checkpoint.step && state.evals.length > 0 ? state.evals.at(-1)! : await evaluate();
+  const lastEvalHere = () => (state.evals.length > 0 && state.evals.at(-1)!.step === checkpoint.step ? state.evals.at(-1) : undefined);
+  // A run resumed inside its RL phase already evaluated the end of SFT.
+  if (rlPoints.length === 0 && !lastEvalHere()) await evaluate();
+
+  for (let rlStep = rlPoints.length + 1; rlStep <= rlSteps; rlStep++) {
+    progress.phase = 'rl';
+    const policy: PolicyRef = { weights: await publish() };
+    const rollout = await executeChild(planActRollout, {
+      workflowId: `${runId}/rollout-${rlStep}`,
+      args: [{ runId, rolloutId: rlStep, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
+    });
+    const samples = [rollout.samples.planner, rollout.samples.actor].filter((s): s is SampleSetRef => s !== undefined);
+    const update = await training.trainGrpo({ runId, checkpoint, samples, step: checkpoint.step + 1, rl: cfg.rl, resetOptimizer: rlStep === 1 });
+    checkpoint = state.checkpoint = update.checkpoint;
+    const point: RlPoint = {
+      step: rlStep,
+      weightVersion: policy.weights.version,
+      meanReward: rollout.meanReward,
+      loss: update.loss,
+      rows: update.rows,
+      skipped: update.skipped,
+      clipFraction: update.clipFraction,
+    };
+    rlPoints.push(point);
+    Object.assign(progress, { phase: 'rl', step: checkpoint.step, lastLoss: update.loss, rlStep, lastReward: point.meanReward });
+    upsertSearchAttributes([{ key: STEP, value: checkpoint.step }]);
+    log.info('rl step', { ...point });
+
+    if (cfg.eval.everySteps > 0 && rlStep % cfg.eval.everySteps === 0 && rlStep < rlSteps) await evaluate();
+    if (workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof trainingRun>(cfg, state);
+    }
+  }
+
+  const final = lastEvalHere() ?? (await evaluate());
   progress.phase = 'done';
   // Key order is what the Web UI shows first: the outcome, then the curves.
   return {
     experiment: cfg.experiment,
     backend,
-    sftSteps: checkpoint.step,
+    sftSteps: checkpoint.step - rlPoints.length,
+    rlSteps: rlPoints.length,
     finalLoss: state.losses.at(-1)?.loss,
     final,
     evals: state.evals,
+    rl: rlPoints,
     checkpoint,
     weights: state.weights,
     losses: state.losses,
