@@ -55,6 +55,11 @@ const planActJob = (role: 'shared' | 'planner' | 'actor', config: RunConfigInput
 
 export const RECORDED_SCENARIOS: RecordedScenario[] = [
   { name: 'training-run-sft', workflowType: 'trainingRun', args: [tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } })] },
+  {
+    name: 'training-run-grpo',
+    workflowType: 'trainingRun',
+    args: [tinyRunConfig({ rollout: { kind: 'plan-act', maxTurns: 2 }, rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 } })],
+  },
   // Shared mode: the job, its rollout child and one child with a GRPO group of episodes.
   { name: 'plan-act-shared', workflowType: 'planActJob', args: planActJob('shared', tinyPlanActConfig('history-shared', 'shared')) },
   { name: 'plan-act-shared-rollout', workflowType: 'planActRollout', args: [], workflowId: 'history-plan-act-shared/rollout-1', startedByOthers: true },
