@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { BlobRef } from '../src/domain/types';
-import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
+import { getJson, onceByName, type BlobStore } from '../src/store/blob-store';
 import { initTfBackend } from '../src/model/backend';
 import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/model/checkpoint';
 import { initWeights } from '../src/model/init';
@@ -91,60 +91,50 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
     },
 
     async trainSft(input: TrainSftInput): Promise<TrainSftOutput> {
-      const resultName = names.sftChunk(input.runId, input.toStep);
-      const done = await store.getName(resultName);
-      if (done) return getJson<TrainSftOutput>(store, done);
-
-      await initTfBackend();
-      const ctx = Context.current();
-      const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
-      const { examples } = await getJson<{ examples: SftExample[] }>(store, input.dataset);
-      const chunk = await runSftChunk(ckpt, examples, input.toStep, input.sft, input.seed, async (step, loss) => {
-        ctx.heartbeat({ step, loss });
-        // Let the heartbeat and cancellation go out between synchronous tfjs steps.
-        await new Promise((r) => setImmediate(r));
-        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      return onceByName(store, names.sftChunk(input.runId, input.toStep), 'sft-chunk', async (): Promise<TrainSftOutput> => {
+        await initTfBackend();
+        const ctx = Context.current();
+        const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+        const { examples } = await getJson<{ examples: SftExample[] }>(store, input.dataset);
+        const chunk = await runSftChunk(ckpt, examples, input.toStep, input.sft, input.seed, async (step, loss) => {
+          ctx.heartbeat({ step, loss });
+          // Let the heartbeat and cancellation go out between synchronous tfjs steps.
+          await new Promise((r) => setImmediate(r));
+          if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+        });
+        return {
+          checkpoint: await saveCheckpoint(input.runId, chunk.checkpoint),
+          losses: chunk.losses,
+          tokensPerSec: Math.round(chunk.tokensPerSec),
+        };
       });
-      const output: TrainSftOutput = {
-        checkpoint: await saveCheckpoint(input.runId, chunk.checkpoint),
-        losses: chunk.losses,
-        tokensPerSec: Math.round(chunk.tokensPerSec),
-      };
-      const mine = await putJson(store, output, 'sft-chunk');
-      const stored = await store.nameIfAbsent(resultName, mine);
-      return stored.sha256 === mine.sha256 ? output : getJson<TrainSftOutput>(store, stored);
     },
 
     async trainGrpo(input: TrainGrpoInput): Promise<TrainGrpoOutput> {
-      const resultName = names.rlStep(input.runId, input.step);
-      const done = await store.getName(resultName);
-      if (done) return getJson<TrainGrpoOutput>(store, done);
-
-      await initTfBackend();
-      const ctx = Context.current();
-      ctx.heartbeat({ step: input.step, phase: 'load' });
-      const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
-      const samples = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
-      ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
-      const r = runGrpoUpdate(ckpt, samples, {
-        learningRate: input.rl.learningRate,
-        clipEps: input.rl.clipEps,
-        step: input.step,
-        resetOptimizer: input.resetOptimizer ?? false,
-        microBatchRows: GRPO_MICRO_BATCH_ROWS,
+      return onceByName(store, names.rlStep(input.runId, input.step), 'rl-step', async (): Promise<TrainGrpoOutput> => {
+        await initTfBackend();
+        const ctx = Context.current();
+        ctx.heartbeat({ step: input.step, phase: 'load' });
+        const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+        const samples = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
+        ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
+        const r = runGrpoUpdate(ckpt, samples, {
+          learningRate: input.rl.learningRate,
+          clipEps: input.rl.clipEps,
+          step: input.step,
+          resetOptimizer: input.resetOptimizer ?? false,
+          microBatchRows: GRPO_MICRO_BATCH_ROWS,
+        });
+        return {
+          checkpoint: await saveCheckpoint(input.runId, r.checkpoint),
+          loss: r.loss,
+          rows: r.rows,
+          skipped: r.skipped,
+          tooLong: r.tooLong,
+          meanReward: r.meanReward,
+          clipFraction: r.clipFraction,
+        };
       });
-      const output: TrainGrpoOutput = {
-        checkpoint: await saveCheckpoint(input.runId, r.checkpoint),
-        loss: r.loss,
-        rows: r.rows,
-        skipped: r.skipped,
-        tooLong: r.tooLong,
-        meanReward: r.meanReward,
-        clipFraction: r.clipFraction,
-      };
-      const mine = await putJson(store, output, 'rl-step');
-      const stored = await store.nameIfAbsent(resultName, mine);
-      return stored.sha256 === mine.sha256 ? output : getJson<TrainGrpoOutput>(store, stored);
     },
 
     async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { BlobCorruptError, BlobNotFoundError, getJson, putJson } from '../../src/store/blob-store';
+import { BlobCorruptError, BlobNotFoundError, getJson, onceByName, putJson } from '../../src/store/blob-store';
 import { tempStore } from '../helpers/store';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -61,5 +61,24 @@ describe('FsBlobStore', () => {
     const ref = await store.put(bytes('x'), 'x');
     await expect(store.setName('../escape', ref)).rejects.toThrow(/invalid blob name/);
     await expect(store.get({ ...ref, sha256: '../../etc/passwd' })).rejects.toThrow(/not a sha256/);
+  });
+});
+
+describe('onceByName', () => {
+  it('computes once, then returns the stored result to later attempts', async () => {
+    const store = tempStore('once');
+    let calls = 0;
+    const compute = async () => ({ attempt: ++calls });
+    expect(await onceByName(store, 'runs/r/sft/to-step-1', 'sft-chunk', compute)).toEqual({ attempt: 1 });
+    expect(await onceByName(store, 'runs/r/sft/to-step-1', 'sft-chunk', compute)).toEqual({ attempt: 1 });
+    expect(calls).toBe(1);
+  });
+
+  it('keeps the first writer when two attempts race', async () => {
+    const store = tempStore('once-race');
+    let calls = 0;
+    const compute = async () => ({ attempt: ++calls });
+    const results = await Promise.all([0, 1, 2].map(() => onceByName(store, 'x/y', 'k', compute)));
+    expect(new Set(results.map((r) => r.attempt)).size).toBe(1);
   });
 });
