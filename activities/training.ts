@@ -11,7 +11,7 @@ import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/mode
 import { initWeights } from '../src/model/init';
 import { exportOnnx } from '../src/model/onnx-export';
 import { loadTokenizer } from '../src/model/tokenizer';
-import { runGrpoUpdate } from '../src/rl/grpo-update';
+import { runGrpoUpdate, type GrpoUpdateResult } from '../src/rl/grpo-update';
 import { runSftChunk, type SftExample } from '../src/rl/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../workflows/training-run-types';
@@ -52,17 +52,8 @@ export interface TrainGrpoInput {
   resetOptimizer?: boolean;
 }
 
-export interface TrainGrpoOutput {
-  checkpoint: CheckpointInfo;
-  loss: number;
-  rows: number;
-  /** Samples of groups whose episodes all earned the same reward (no advantage). */
-  skipped: number;
-  /** Samples longer than the model's maxSeq, left out. */
-  tooLong: number;
-  meanReward: number;
-  clipFraction: number;
-}
+/** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
+export type TrainGrpoOutput = Omit<GrpoUpdateResult, 'checkpoint'> & { checkpoint: CheckpointInfo };
 
 /** Rows per forward/backward pass of an RL update; bounds memory on large rollouts. */
 const GRPO_MICRO_BATCH_ROWS = 16;
@@ -125,15 +116,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           resetOptimizer: input.resetOptimizer ?? false,
           microBatchRows: GRPO_MICRO_BATCH_ROWS,
         });
-        return {
-          checkpoint: await saveCheckpoint(input.runId, r.checkpoint),
-          loss: r.loss,
-          rows: r.rows,
-          skipped: r.skipped,
-          tooLong: r.tooLong,
-          meanReward: r.meanReward,
-          clipFraction: r.clipFraction,
-        };
+        return { ...r, checkpoint: await saveCheckpoint(input.runId, r.checkpoint) };
       });
     },
 

@@ -24,7 +24,9 @@ export interface GrpoUpdateResult {
   checkpoint: Checkpoint;
   loss: number;
   rows: number;
+  /** Samples of groups whose episodes all earned the same reward (no advantage). */
   skipped: number;
+  /** Samples longer than the model's maxSeq, left out. */
   tooLong: number;
   meanReward: number;
   clipFraction: number;
