@@ -20,23 +20,19 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { GenerateInput } from '../activities/inference';
 import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activities/oracle-inference';
 import { createSampleActivities } from '../activities/samples';
 import { createToolActivities } from '../activities/tools';
-import { freePort, startDevServer } from '../scripts/lib/dev-server';
+import { startLocalStack } from '../scripts/lib/local-stack';
 import { parseRunConfig } from '../src/config/parse';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole } from '../src/domain/types';
 import { runPlanActEpisode } from '../src/planact/episode';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
-import { FsBlobStore } from '../src/store/fs-blob-store';
-import { createWorkers } from '../workers/create-workers';
 import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
 import type { PlanActJobResult, PolicyRef, RolloutSummary, SampleSetRef } from '../workflows/plan-act-types';
 import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
@@ -84,38 +80,37 @@ function percentile(xs: number[], p: number): number {
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-bench-planact-'));
-  const server = await startDevServer({ port: await freePort(), logFile: path.join(tmp, 'server.log'), detached: false });
-  const native = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection });
-  const store = new FsBlobStore(path.join(tmp, 'store'));
-
   const latency = { ms: LATENCY_MS };
-  const oracle = createOracleInferenceActivities({ store });
   /** Earliest planner generate per calling workflow's session prefix (barrier latency). */
   const firstPlanner = new Map<string, number>();
-  const workers = await createWorkers({ connection: native, queues: ['orchestration', 'tools'], store });
-  workers.push(
-    await Worker.create({
-      connection: native,
-      taskQueue: ORACLE_TASK_QUEUE,
-      activities: {
-        async generate(input: GenerateInput) {
-          const started = Date.now();
-          if (input.role === 'planner') {
-            const caller = Context.current().info.workflowExecution?.workflowId ?? '';
-            const session = caller.split('/')[0] ?? caller;
-            if (!firstPlanner.has(session)) firstPlanner.set(session, started);
-          }
-          await new Promise((r) => setTimeout(r, latency.ms));
-          return oracle.generate(input);
-        },
-      },
-      maxConcurrentActivityTaskExecutions: 2048,
-    }),
-  );
-  const running = workers.map((w) => w.run());
+  const stack = await startLocalStack({
+    label: 'bench-planact',
+    queues: ['orchestration', 'tools'],
+    extraWorkers: async (connection, store) => {
+      const oracle = createOracleInferenceActivities({ store });
+      return [
+        await Worker.create({
+          connection,
+          taskQueue: ORACLE_TASK_QUEUE,
+          activities: {
+            async generate(input: GenerateInput) {
+              const started = Date.now();
+              if (input.role === 'planner') {
+                const caller = Context.current().info.workflowExecution?.workflowId ?? '';
+                const session = caller.split('/')[0] ?? caller;
+                if (!firstPlanner.has(session)) firstPlanner.set(session, started);
+              }
+              await new Promise((r) => setTimeout(r, latency.ms));
+              return oracle.generate(input);
+            },
+          },
+          maxConcurrentActivityTaskExecutions: 2048,
+        }),
+      ];
+    },
+  });
+  const { client, store } = stack;
+  const oracle = createOracleInferenceActivities({ store });
 
   // The same functions the workers run, called in this process.
   const tools = createToolActivities();
@@ -201,11 +196,11 @@ async function main(): Promise<void> {
       const cpu = { server: 0, node: 0 };
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits both sides alike.
-        const server0 = processCpuSec(server.pid);
+        const server0 = processCpuSec(stack.serverPid);
         const node0 = process.cpuUsage();
         const a = await timed(() => viaTemporal(cfg, rep + 1, `n${n}-r${rep}`));
         const nodeUsed = process.cpuUsage(node0);
-        cpu.server += processCpuSec(server.pid) - server0;
+        cpu.server += processCpuSec(stack.serverPid) - server0;
         cpu.node += (nodeUsed.user + nodeUsed.system) / 1e6;
         const b = await timed(() => direct(cfg, rep + 1));
         if (a.reward !== 1 || b.reward !== 1) throw new Error(`expected reward 1 everywhere, got temporal ${a.reward}, direct ${b.reward}`);
@@ -234,12 +229,7 @@ async function main(): Promise<void> {
       console.log(`| ${percentile(waits, 50)} | ${percentile(waits, 99)} | ${Math.min(...waits)} | ${Math.max(...waits)} |`);
     }
   } finally {
-    for (const w of workers) w.shutdown();
-    await Promise.all(running);
-    await native.close();
-    await connection.close();
-    await server.stop();
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

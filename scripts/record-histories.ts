@@ -5,30 +5,26 @@
  *   npm run build && npm run histories
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { FsBlobStore } from '../src/store/fs-blob-store';
+import { Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../src/paths';
 import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activities/oracle-inference';
-import { createWorkers } from '../workers/create-workers';
 import { TASK_QUEUES } from '../workflows/shared';
-import { freePort, startDevServer } from './lib/dev-server';
+import { startLocalStack } from './lib/local-stack';
 import { RECORDED_SCENARIOS } from './lib/scenarios';
 import { runTemporalCli } from './lib/temporal-cli';
 
 async function main(): Promise<void> {
-  const server = await startDevServer({ port: await freePort(), logFile: path.join(os.tmpdir(), 'durable-rl-histories.log'), detached: false });
-  const native = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
-  const store = new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-histories-')));
-  const workers = await createWorkers({ connection: native, queues: ['orchestration', 'inference', 'training', 'tools'], store });
-  // Plan/Act scenarios take generate from the oracle stand-in, so their histories contain real acts.
-  workers.push(await Worker.create({ connection: native, taskQueue: ORACLE_TASK_QUEUE, activities: createOracleInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: 64 }));
-  const running = workers.map((w) => w.run());
+  const stack = await startLocalStack({
+    label: 'histories',
+    queues: ['orchestration', 'inference', 'training', 'tools'],
+    // Plan/Act scenarios take generate from the oracle stand-in, so their histories contain real acts.
+    extraWorkers: async (connection, store) => [
+      await Worker.create({ connection, taskQueue: ORACLE_TASK_QUEUE, activities: createOracleInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: 64 }),
+    ],
+  });
   try {
-    const client = new Client({ connection });
+    const { client } = stack;
     const outDir = path.join(REPO_ROOT, 'test', 'histories');
     fs.mkdirSync(outDir, { recursive: true });
     // Scenarios marked concurrent run alongside the next ones; each batch is awaited, then exported.
@@ -42,18 +38,14 @@ async function main(): Promise<void> {
       if (scenario.concurrent) continue;
       for (const { name, workflowId: id } of batch) {
         await client.workflow.getHandle(id).result();
-        const json = runTemporalCli(['workflow', 'show', '--address', server.address, '--workflow-id', id, '--output', 'json']);
+        const json = runTemporalCli(['workflow', 'show', '--address', stack.address, '--workflow-id', id, '--output', 'json']);
         fs.writeFileSync(path.join(outDir, `${name}.json`), json);
         console.log(`recorded ${name} (${(json.length / 1024).toFixed(0)} KiB)`);
       }
       batch = [];
     }
   } finally {
-    for (const w of workers) w.shutdown();
-    await Promise.all(running);
-    await native.close();
-    await connection.close();
-    await server.stop();
+    await stack.stop();
   }
 }
 
