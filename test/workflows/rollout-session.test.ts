@@ -15,6 +15,7 @@ import type { JobRole, PlanActJobInput, PlanActJobResult, RolloutSessionResult, 
 import { FELL_BACK, ROLE, ROLLOUT_ID } from '../../workflows/search-attributes';
 import { jobStateQuery, sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../../workflows/shared';
 import type { WeightsInfo } from '../../workflows/training-run-types';
+import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const FAST_MS = 40;
@@ -41,15 +42,11 @@ afterAll(async () => {
   await ctx?.stop();
 });
 
+/** The recorder's tiny dual-mode run, with timeouts short enough for tests to wait them out. */
 function dualConfig(experiment: string, rollout: RunConfigInput['rollout'] = {}): RunConfigInput {
   return {
-    experiment,
+    ...tinyPlanActConfig(experiment, 'dual', { barrierTimeoutSec: 3, rolloutTimeoutSec: 30, fallbackOnTimeout: true, ...rollout }),
     seed: 11,
-    task: { difficulty: { minTerms: 4, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
-    model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 128 },
-    rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 16 },
-    rollout: { mode: 'dual', maxTurns: 4, barrierTimeoutSec: 3, rolloutTimeoutSec: 30, fallbackOnTimeout: true, ...rollout },
-    timeouts: { heartbeatSec: 10 },
   };
 }
 
