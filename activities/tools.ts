@@ -11,17 +11,22 @@ export interface CalcInput {
   expression: string;
 }
 
+/** The calculator's answer, or its bad-input error as a typed, non-retryable failure. */
+function evaluateOrFail(expression: string, details: Record<string, unknown> = {}): string {
+  try {
+    return evaluate(expression);
+  } catch (err) {
+    if (err instanceof CalcInputError) {
+      throw ApplicationFailure.nonRetryable(`calc(${JSON.stringify(expression)}): ${err.message}`, 'CalcInputError', { reason: err.reason, ...details });
+    }
+    throw err;
+  }
+}
+
 export function createToolActivities() {
   return {
     async calc({ expression }: CalcInput): Promise<string> {
-      try {
-        return evaluate(expression);
-      } catch (err) {
-        if (err instanceof CalcInputError) {
-          throw ApplicationFailure.nonRetryable(`calc(${JSON.stringify(expression)}): ${err.message}`, 'CalcInputError', { reason: err.reason });
-        }
-        throw err;
-      }
+      return evaluateOrFail(expression);
     },
 
     /**
@@ -30,14 +35,7 @@ export function createToolActivities() {
      */
     async calcWithAttempt({ expression }: CalcInput): Promise<{ value: string; attempt: number }> {
       const attempt = Context.current().info.attempt;
-      try {
-        return { value: evaluate(expression), attempt };
-      } catch (err) {
-        if (err instanceof CalcInputError) {
-          throw ApplicationFailure.nonRetryable(`calc(${JSON.stringify(expression)}): ${err.message}`, 'CalcInputError', { reason: err.reason, attempt });
-        }
-        throw err;
-      }
+      return { value: evaluateOrFail(expression, { attempt }), attempt };
     },
   };
 }
