@@ -1,8 +1,6 @@
 /** Small pieces the Plan/Act workflows share: clock, problems of a rollout, limits, typed failures. */
-import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
-import { ConfigError } from '../src/config/errors';
-import { parseRunConfig } from '../src/config/parse';
-import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import type { RunConfig } from '../src/config/schema';
 import type { EpisodeLimits } from '../src/planact/episode-types';
 import { generateProblems } from '../src/tasks/arith/problem';
 import { fnv1a32 } from '../src/tasks/rng';
@@ -47,15 +45,6 @@ export function episodeLimits(cfg: RunConfig): EpisodeLimits {
     plannerMaxNewTokens: cfg.rl.maxNewTokens,
     actorMaxNewTokens: cfg.rl.maxNewTokens,
   };
-}
-
-export function parseConfigOrFail(input: RunConfigInput | RunConfig, source: string): RunConfig {
-  try {
-    return parseRunConfig(input, source);
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
-    throw err;
-  }
 }
 
 /** Long model text cut for the Web UI; the full text stays in the token blobs. */

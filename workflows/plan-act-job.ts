@@ -25,7 +25,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
-import { parseConfigOrFail, withDeadline } from './plan-act-common';
+import { withDeadline } from './plan-act-common';
+import { parseConfigOrFail } from './parse-config';
 import { planActProxies } from './plan-act-proxies';
 import { planActRollout } from './plan-act-rollout';
 import type {

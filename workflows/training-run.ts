@@ -5,7 +5,6 @@
  * GRPO (shared-mode rollout child, one update per step). Long runs continue-as-new with their state.
  */
 import {
-  ApplicationFailure,
   continueAsNew,
   executeChild,
   log,
@@ -13,10 +12,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { parseRunConfig } from '../src/config/parse';
-import { ConfigError } from '../src/config/errors';
-import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import type { RunConfigInput } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
+import { parseConfigOrFail } from './parse-config';
 import { planActRollout } from './plan-act-rollout';
 import type { PolicyRef, SampleSetRef } from './plan-act-types';
 import { EXPERIMENT, STEP } from './search-attributes';
@@ -24,7 +22,7 @@ import { progressQuery } from './shared';
 import type { EvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
 
 export async function trainingRun(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
-  const cfg = parseConfigOrFail(input);
+  const cfg = parseConfigOrFail(input, 'workflow input');
   const { data, training, inference } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   const state: RunState = resume ?? { losses: [], evals: [] };
@@ -146,13 +144,4 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
     weights: state.weights,
     losses: state.losses,
   };
-}
-
-function parseConfigOrFail(input: RunConfigInput): RunConfig {
-  try {
-    return parseRunConfig(input, 'workflow input');
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
-    throw err;
-  }
 }
