@@ -1,7 +1,7 @@
 import { onnx } from 'onnx-proto';
 
 /** ONNX element types used by the exporter (values from onnx.TensorProto.DataType). */
-export const ELEM = { FLOAT: 1, INT64: 7, BOOL: 9 } as const;
+export const ELEM = { FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9 } as const;
 export type ElemType = (typeof ELEM)[keyof typeof ELEM];
 
 /** A dimension: fixed size or a symbolic name shared between inputs and outputs. */
@@ -45,11 +45,15 @@ export class GraphBuilder {
     return this.opN(opType, inputs, 1, attrs, out !== undefined ? [out] : undefined)[0] as string;
   }
 
-  /** Adds a node with `count` outputs (e.g. Split); returns their names. */
-  opN(opType: string, inputs: string[], count: number, attrs: Record<string, AttrValue> = {}, outs?: string[]): string[] {
+  /**
+   * Adds a node with `count` outputs (e.g. Split); returns their names. An empty input name
+   * leaves an optional input out; `domain` picks a non-standard op set such as com.microsoft.
+   */
+  opN(opType: string, inputs: string[], count: number, attrs: Record<string, AttrValue> = {}, outs?: string[], domain?: string): string[] {
     const output = outs ?? Array.from({ length: count }, () => `${opType.toLowerCase()}_${this.counter++}`);
     this.nodes.push({
       opType,
+      ...(domain ? { domain } : {}),
       name: `${opType}_${this.nodes.length}`,
       input: inputs,
       output,
