@@ -203,7 +203,7 @@ async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
   if (input.configFile !== undefined) {
     // The file lives with the workers; its parsed content goes into the history, so replays and
     // continue-as-new never read it again.
-    const { jobs } = planActProxies(parseConfigOrFail({}, 'defaults').timeouts);
+    const { jobs } = planActProxies((await parseConfigOrFail({}, 'defaults')).timeouts);
     return jobs.loadJobConfig({ file: input.configFile });
   }
   return parseConfigOrFail(input.config ?? {}, 'planActJob input');

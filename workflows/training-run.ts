@@ -22,7 +22,7 @@ import { progressQuery } from './shared';
 import type { EvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
 
 export async function trainingRun(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
-  const cfg = parseConfigOrFail(input, 'workflow input');
+  const cfg = await parseConfigOrFail(input, 'workflow input');
   const { data, training, inference } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   const state: RunState = resume ?? { losses: [], evals: [] };
