@@ -1,7 +1,8 @@
 /**
  * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
- *   npm run build && node dist/bench/planact-overhead.js [--latency 1000] [--episodes 1,8,64] [--repeat 2]
- *     [--group 4] [--per-workflow <episodes per child workflow; default: the group>] [--barrier-rollouts 100]
+ *   npm run build && node dist/bench/planact-overhead.js [--latency 1000] [--jitter 0] [--episodes 1,8,64]
+ *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
+ *     [--barrier-rollouts 100]
  *
  * Overhead: the same rollout (N episodes of 4-term problems, N / group GRPO groups; each episode has
  * 3 planner turns, 2 + 1 concurrent acts, 9 generations and 3 calculator calls) run two ways with
@@ -10,7 +11,12 @@
  *   direct    runPlanActEpisode in this process, deps calling those activity functions directly
  * generate is the oracle stand-in sleeping --latency ms per call (a real GPU engine answering a
  * ~48-token request under load), so the difference is orchestration, not our CPU model. Both
- * write token blobs and sample sets to the blob store.
+ * write token blobs and sample sets to the blob store. With the fixed latency every episode
+ * reaches Temporal at the same instant, the worst case for a shared CPU; --jitter j spreads each
+ * request's latency over latency·(1 ± j), decided by a hash of the request, so a given request
+ * waits the same on both paths, as replies of different lengths from a real engine would.
+ * For the largest size, the hop breakdown read back from the histories shows where the added time
+ * went (bench/lib/history-hops.ts).
  *
  * Barrier latency: a planner job and an actor job (dual mode) go through --barrier-rollouts
  * consecutive rollouts of one episode; per rollout, from the second job's arrival at the session
@@ -27,6 +33,7 @@ import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activitie
 import { createSampleActivities } from '../activities/samples';
 import { createToolActivities } from '../activities/tools';
 import { startLocalStack } from '../scripts/lib/local-stack';
+import { formatHops, rolloutHops, type RolloutHops } from './lib/history-hops';
 import { parseRunConfig } from '../src/config/parse';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole } from '../src/domain/types';
@@ -43,6 +50,13 @@ function arg(name: string, fallback: string): string {
 }
 
 const LATENCY_MS = Number(arg('latency', '1000'));
+const JITTER = Number(arg('jitter', '0'));
+/** Latency of one request: the same prompt waits the same time on both paths. */
+function requestLatency(base: number, role: string, prompt: string): number {
+  let h = 2166136261;
+  for (const ch of role + prompt) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return base * (1 + JITTER * (2 * (h / 2 ** 32) - 1));
+}
 const SIZES = arg('episodes', '1,8,64').split(',').map(Number);
 const REPEAT = Number(arg('repeat', '2'));
 const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', '100'));
@@ -100,7 +114,7 @@ async function main(): Promise<void> {
                 const session = caller.split('/')[0] ?? caller;
                 if (!firstPlanner.has(session)) firstPlanner.set(session, started);
               }
-              await new Promise((r) => setTimeout(r, latency.ms));
+              await new Promise((r) => setTimeout(r, requestLatency(latency.ms, input.role, input.prompt)));
               return oracle.generate(input);
             },
           },
@@ -124,7 +138,7 @@ async function main(): Promise<void> {
           problemFromExpression(p.expression),
           {
             generate: async (role, prompt, meta) => {
-              await new Promise((res) => setTimeout(res, latency.ms));
+              await new Promise((res) => setTimeout(res, requestLatency(latency.ms, role, prompt)));
               return oracle.generate({ weights: POLICY.weights, role, prompt, params: { maxNewTokens: meta.maxNewTokens, temperature: 1, topP: 1, stop: meta.stop } });
             },
             calc: (expression) => tools.calc({ expression }),
@@ -142,10 +156,12 @@ async function main(): Promise<void> {
     }
     return episodes.reduce((a, e) => a + e.reward, 0) / episodes.length;
   };
+  let lastRolloutId = '';
   const viaTemporal = async (cfg: RunConfig, rolloutId: number, label: string): Promise<number> => {
+    lastRolloutId = `bench-${label}-${Date.now()}`;
     const summary = (await client.workflow.execute('planActRollout', {
       taskQueue: TASK_QUEUES.orchestration,
-      workflowId: `bench-${label}-${Date.now()}`,
+      workflowId: lastRolloutId,
       args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: POLICY, actor: POLICY }, ...(PER_WORKFLOW ? { episodesPerWorkflow: PER_WORKFLOW } : {}) }],
     })) as RolloutSummary;
     return summary.meanReward;
@@ -188,6 +204,7 @@ async function main(): Promise<void> {
     await direct(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999);
 
     const rows: string[] = [];
+    let hops: RolloutHops | undefined;
     for (const n of SIZES) {
       const group = Math.min(GROUP, n);
       const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
@@ -207,8 +224,12 @@ async function main(): Promise<void> {
         t.push(a.ms);
         d.push(b.ms);
       }
-      const tm = Math.min(...t);
-      const dm = Math.min(...d);
+      if (n === Math.max(...SIZES)) hops = await rolloutHops(client, lastRolloutId);
+      // Repeats solve different problems (with --jitter, different latencies), so compare within a
+      // repeat and keep the least disturbed one.
+      const best = t.map((_, i) => i).reduce((a, i) => (t[i]! / d[i]! < t[a]! / d[a]! ? i : a), 0);
+      const tm = t[best]!;
+      const dm = d[best]!;
       rows.push(`| ${n} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% |`);
       console.error(
         `n=${n}: temporal ${t.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
@@ -218,10 +239,12 @@ async function main(): Promise<void> {
 
     const waits = BARRIER_ROLLOUTS > 0 ? await barrierLatencies() : [];
 
-    console.log(`Plan/Act orchestration overhead (generate latency ${LATENCY_MS} ms per call, 9 generations + 3 calculator calls per episode, best of ${REPEAT}; ${os.cpus().length} cores shared by server, workers and client)\n`);
+    const latencyText = JITTER > 0 ? `${LATENCY_MS} ms ± ${(JITTER * 100).toFixed(0)}%` : `${LATENCY_MS} ms`;
+    console.log(`Plan/Act orchestration overhead (generate latency ${latencyText} per call, 9 generations + 3 calculator calls per episode, best of ${REPEAT} paired runs; ${os.cpus().length} cores shared by server, workers and client)\n`);
     console.log('| concurrent episodes | direct (s) | through Temporal (s) | added (ms) | overhead |');
     console.log('|---:|---:|---:|---:|---:|');
     for (const r of rows) console.log(r);
+    if (hops) console.log(`\nInside Temporal, last rollout of ${Math.max(...SIZES)} episodes: ${formatHops(hops)}`);
     if (waits.length > 0) {
       console.log(`\nBarrier latency, second arrival -> first planner generate (${BARRIER_ROLLOUTS} consecutive dual-mode rollouts)\n`);
       console.log('| p50 (ms) | p99 (ms) | min (ms) | max (ms) |');
