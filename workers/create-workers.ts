@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createDataActivities } from '../activities/data';
 import { createPlanActJobActivities } from '../activities/plan-act-jobs';
 import { createSampleActivities } from '../activities/samples';
@@ -34,16 +34,15 @@ export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bu
 export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   const { connection, store } = setup;
   const namespace = setup.namespace ?? 'default';
+  /** The options every worker shares; each queue adds what it runs and how much at once. */
+  const create = (queue: TaskQueueName, options: Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue'>): Promise<Worker> =>
+    Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...options });
   const workers: Worker[] = [];
   for (const queue of setup.queues) {
-    const taskQueue = TASK_QUEUES[queue];
     switch (queue) {
       case 'orchestration':
         workers.push(
-          await Worker.create({
-            connection,
-            namespace,
-            taskQueue,
+          await create(queue, {
             workflowBundle: { codePath: setup.workflowBundlePath ?? DEFAULT_WORKFLOW_BUNDLE },
             activities: {
               ...createDataActivities({ store }),
@@ -57,37 +56,13 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
         );
         break;
       case 'inference':
-        workers.push(
-          await Worker.create({
-            connection,
-            namespace,
-            taskQueue,
-            activities: createInferenceActivities({ store }),
-            maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? 64,
-          }),
-        );
+        workers.push(await create(queue, { activities: createInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? 64 }));
         break;
       case 'training':
-        workers.push(
-          await Worker.create({
-            connection,
-            namespace,
-            taskQueue,
-            activities: createTrainingActivities({ store }),
-            maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? 1,
-          }),
-        );
+        workers.push(await create(queue, { activities: createTrainingActivities({ store }), maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? 1 }));
         break;
       case 'tools':
-        workers.push(
-          await Worker.create({
-            connection,
-            namespace,
-            taskQueue,
-            activities: createToolActivities(),
-            maxConcurrentActivityTaskExecutions: 64,
-          }),
-        );
+        workers.push(await create(queue, { activities: createToolActivities(), maxConcurrentActivityTaskExecutions: 64 }));
         break;
     }
   }

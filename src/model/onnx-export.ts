@@ -79,10 +79,11 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
   const gemm = (x: string, wName: string, bName: string): string => g.op('Gemm', [x, wName, bName]);
   /**
    * One kernel for `h + delta` and its LayerNorm (com.microsoft.SkipLayerNormalization):
-   * returns [normalized, sum]; the sum is the new residual stream.
+   * returns [normalized, sum]; the sum is the new residual stream, left out where nothing reads it.
    */
-  const addNorm = (h: string, delta: string, p: string): [string, string] => {
-    const [normed, , , sum] = g.opN('SkipLayerNormalization', [h, delta, `${p}.g`, `${p}.b`], 4, eps, [`${p}.out`, '', '', `${p}.residual`], 'com.microsoft');
+  const addNorm = (h: string, delta: string, p: string, keepSum = true): [string, string] => {
+    const outs = [`${p}.out`, '', '', keepSum ? `${p}.residual` : ''];
+    const [normed, , , sum] = g.opN('SkipLayerNormalization', [h, delta, `${p}.g`, `${p}.b`], 4, eps, outs, 'com.microsoft');
     return [normed as string, sum as string];
   };
 
@@ -111,7 +112,8 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
     [x, h] = addNorm(h, gemm(g.op('Reshape', [att, rows2d]), `${L}attn.wo`, `${L}attn.bo`), `${L}ln2`);
 
     const inner = g.op('Gelu', [gemm(x, `${L}mlp.w1`, `${L}mlp.b1`)], { approximate: 'tanh' });
-    [x, h] = addNorm(h, gemm(inner, `${L}mlp.w2`, `${L}mlp.b2`), i + 1 < cfg.nLayers ? `h.${i + 1}.ln1` : 'lnf');
+    const last = i + 1 === cfg.nLayers;
+    [x, h] = addNorm(h, gemm(inner, `${L}mlp.w2`, `${L}mlp.b2`), last ? 'lnf' : `h.${i + 1}.ln1`, !last);
   }
   const logitsShape = g.op('Concat', [idsShape, vocabTail], { axis: 0 });
   g.op('Reshape', [gemm(x, 'head', 'headBias'), logitsShape], {}, ONNX_IO.logits);
