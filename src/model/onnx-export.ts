@@ -32,8 +32,9 @@ export const ONNX_META = { config: 'gpt_config', weightVersion: 'weight_version'
  * on concatenated weights; attention (past concat, causal and padding masks, softmax) is one
  * com.microsoft.MultiHeadAttention node and each residual add + LayerNorm one
  * com.microsoft.SkipLayerNormalization, the contrib ops onnxruntime's own transformer optimizer
- * emits. 33 kernels per step instead of 66 with standard ops: 1.6-1.8x faster cached decoding
- * at batch 1 (bench/generate.ts). The opset-23 Attention op saved under 10%.
+ * emits: 33 kernels per step instead of 66 with standard ops, which is what lifted the KV cache's
+ * batch-1 lead over recomputation above 5x (bench/generate.ts). The opset-23 Attention op saved
+ * under 10%.
  * `metadata.weight_version`, when given, identifies the weights; the config is always embedded.
  */
 export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<string, string> = {}): Uint8Array {
