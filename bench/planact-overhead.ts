@@ -1,6 +1,6 @@
 /**
  * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
- *   npm run build && node dist/bench/planact-overhead.js [--latency 1000] [--jitter 0] [--episodes 1,8,64]
+ *   npm run build && node dist/bench/planact-overhead.js [--latency 5000] [--jitter 0.5] [--episodes 1,8,64]
  *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
  *     [--barrier-rollouts 100]
  *
@@ -9,12 +9,16 @@
  * the same activity functions:
  *   temporal  planActRollout -> one planActEpisodes child per group -> activities on their queues
  *   direct    runPlanActEpisode in this process, deps calling those activity functions directly
- * generate is the oracle stand-in sleeping --latency ms per call (a real GPU engine answering a
- * ~48-token request under load), so the difference is orchestration, not our CPU model. Both
- * write token blobs and sample sets to the blob store. With the fixed latency every episode
- * reaches Temporal at the same instant, the worst case for a shared CPU; --jitter j spreads each
- * request's latency over latency·(1 ± j), decided by a hash of the request, so a given request
- * waits the same on both paths, as replies of different lengths from a real engine would.
+ * generate is the oracle stand-in sleeping a latency per call, so the difference is orchestration,
+ * not our CPU model. Both write token blobs and sample sets to the blob store.
+ *
+ * The default latency stands in for a GPU engine serving an LLM agent: vLLM or SGLang decoding a
+ * 7-8B model for 64 sequences at once gives each ~40 tokens/s, so agent turns of 100-300 tokens take
+ * 2.5-7.5 s: --latency 5000 --jitter 0.5. The jitter spreads each request over latency*(1 +- j),
+ * decided by a hash of the request, so a given request waits the same on both paths, as replies
+ * of different lengths from a continuously batching engine would. --jitter 0 makes every episode
+ * reach Temporal at the same instant, the worst case for a shared CPU; --latency 1000 stands for
+ * short (~40-token) replies like the embedded arithmetic policy's.
  * For the largest size, the hop breakdown read back from the histories shows where the added time
  * went (bench/lib/history-hops.ts).
  *
@@ -49,8 +53,8 @@ function arg(name: string, fallback: string): string {
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
 
-const LATENCY_MS = Number(arg('latency', '1000'));
-const JITTER = Number(arg('jitter', '0'));
+const LATENCY_MS = Number(arg('latency', '5000'));
+const JITTER = Number(arg('jitter', '0.5'));
 /** Latency of one request: the same prompt waits the same time on both paths. */
 function requestLatency(base: number, role: string, prompt: string): number {
   let h = 2166136261;
@@ -85,6 +89,15 @@ function processCpuSec(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/** CPU seconds per wall second of the server and of this process while nothing runs. */
+async function idleCpuPerSec(serverPid: number, ms: number): Promise<{ server: number; node: number }> {
+  const server0 = processCpuSec(serverPid);
+  const node0 = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, ms));
+  const node = process.cpuUsage(node0);
+  return { server: (processCpuSec(serverPid) - server0) / (ms / 1000), node: (node.user + node.system) / 1e6 / (ms / 1000) };
 }
 
 function percentile(xs: number[], p: number): number {
@@ -202,6 +215,8 @@ async function main(): Promise<void> {
     // Warm up: workflow bundle loaded, code paths compiled, server caches filled.
     await viaTemporal(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999, 'warmup');
     await direct(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999);
+    // What the idle server and pollers burn per second, taken out of the CPU per episode below.
+    const idle = await idleCpuPerSec(stack.serverPid, 5000);
 
     const rows: string[] = [];
     let hops: RolloutHops | undefined;
@@ -210,16 +225,19 @@ async function main(): Promise<void> {
       const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
       const t: number[] = [];
       const d: number[] = [];
-      const cpu = { server: 0, node: 0 };
+      const cpu = { server: 0, node: 0, direct: 0 };
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits both sides alike.
         const server0 = processCpuSec(stack.serverPid);
         const node0 = process.cpuUsage();
         const a = await timed(() => viaTemporal(cfg, rep + 1, `n${n}-r${rep}`));
         const nodeUsed = process.cpuUsage(node0);
-        cpu.server += processCpuSec(stack.serverPid) - server0;
-        cpu.node += (nodeUsed.user + nodeUsed.system) / 1e6;
+        cpu.server += processCpuSec(stack.serverPid) - server0 - (idle.server * a.ms) / 1000;
+        cpu.node += (nodeUsed.user + nodeUsed.system) / 1e6 - (idle.node * a.ms) / 1000;
+        const direct0 = process.cpuUsage();
         const b = await timed(() => direct(cfg, rep + 1));
+        const directUsed = process.cpuUsage(direct0);
+        cpu.direct += (directUsed.user + directUsed.system) / 1e6 - (idle.node * b.ms) / 1000;
         if (a.reward !== 1 || b.reward !== 1) throw new Error(`expected reward 1 everywhere, got temporal ${a.reward}, direct ${b.reward}`);
         t.push(a.ms);
         d.push(b.ms);
@@ -230,10 +248,14 @@ async function main(): Promise<void> {
       const best = t.map((_, i) => i).reduce((a, i) => (t[i]! / d[i]! < t[a]! / d[a]! ? i : a), 0);
       const tm = t[best]!;
       const dm = d[best]!;
-      rows.push(`| ${n} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% |`);
+      const perEpisodeMs = (sec: number): string => Math.max(0, (sec / REPEAT / n) * 1000).toFixed(0);
+      rows.push(
+        `| ${n} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
+          `${perEpisodeMs(cpu.direct)} | ${perEpisodeMs(cpu.server + cpu.node)} |`,
+      );
       console.error(
         `n=${n}: temporal ${t.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
-          `CPU per episode through Temporal: server ${((cpu.server / REPEAT / n) * 1000).toFixed(0)} ms, workers+client ${((cpu.node / REPEAT / n) * 1000).toFixed(0)} ms`,
+          `CPU per episode: direct ${perEpisodeMs(cpu.direct)} ms; through Temporal: server ${perEpisodeMs(cpu.server)} ms, workers+client ${perEpisodeMs(cpu.node)} ms`,
       );
     }
 
@@ -241,8 +263,9 @@ async function main(): Promise<void> {
 
     const latencyText = JITTER > 0 ? `${LATENCY_MS} ms ± ${(JITTER * 100).toFixed(0)}%` : `${LATENCY_MS} ms`;
     console.log(`Plan/Act orchestration overhead (generate latency ${latencyText} per call, 9 generations + 3 calculator calls per episode, best of ${REPEAT} paired runs; ${os.cpus().length} cores shared by server, workers and client)\n`);
-    console.log('| concurrent episodes | direct (s) | through Temporal (s) | added (ms) | overhead |');
-    console.log('|---:|---:|---:|---:|---:|');
+    console.log(`CPU per episode: this process (and the server) over the run, less what they burn idle (server ${(idle.server * 1000).toFixed(0)} ms/s, workers ${(idle.node * 1000).toFixed(0)} ms/s)\n`);
+    console.log('| concurrent episodes | direct (s) | through Temporal (s) | added (ms) | overhead | CPU/episode direct (ms) | CPU/episode Temporal (ms) |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) console.log(r);
     if (hops) console.log(`\nInside Temporal, last rollout of ${Math.max(...SIZES)} episodes: ${formatHops(hops)}`);
     if (waits.length > 0) {
