@@ -27,6 +27,8 @@ export interface DevServerOptions {
   logFile: string;
   /** Keep running after this process exits (the main job leaves the server up for the Web UI). */
   detached: boolean;
+  /** Dynamic config values on top of the project's (benchmarks compare settings). */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export function devServerArgs(opts: DevServerOptions): string[] {
@@ -35,14 +37,22 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   else args.push('--ui-port', String(opts.uiPort));
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
-  // update-with-start (the rollout barrier) and fresh search-attribute caches for just-registered keys.
   for (const kv of [
+    // update-with-start (the rollout barrier) and fresh search-attribute caches for just-registered keys.
     'frontend.enableExecuteMultiOperation=true',
     'frontend.enableUpdateWorkflowExecution=true',
     'system.forceSearchAttributesCacheRefreshOnRead=true',
+    // The dev server keeps every workflow in one history shard, and the shard's transfer and timer
+    // queues are read at most 20 times a second by default (a per-shard limit sized for clusters of
+    // hundreds of shards). Every activity and workflow task waits for the next read, ~40 ms on
+    // average: a chain of no-op activities took 100 ms a hop, and takes ~20 ms with this.
+    'history.transferProcessorMaxPollRPS=1000',
+    'history.timerProcessorMaxPollRPS=1000',
   ]) {
     args.push('--dynamic-config-value', kv);
   }
+  // Later values win: the CLI keeps the last one given for a key.
+  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   return args;
 }
 

@@ -1,0 +1,101 @@
+/**
+ * What one Temporal hop costs on the dev server: a workflow that runs n no-op activities one after
+ * another, so each hop is a schedule, a dispatch, a completion and a workflow task, with no work in
+ * between. Two dev servers side by side, interleaved: the project's settings, and the same with
+ * the history shard's queue read rate at the server's default of 20 reads a second.
+ *   npm run build && node dist/bench/hop-latency.js [--hops 50] [--repeat 5]
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { freePort, startDevServer, type RunningServer } from '../scripts/lib/dev-server';
+import { rolloutHops } from './lib/history-hops';
+import { HOP_ACTIVITY_QUEUE } from './workflows/noop-chain';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+const HOPS = Number(arg('hops', '50'));
+const REPEAT = Number(arg('repeat', '5'));
+const WORKFLOW_QUEUE = 'bench-hop-workflows';
+
+interface Setup {
+  name: string;
+  dynamicConfig: Record<string, number>;
+}
+const SETUPS: Setup[] = [
+  { name: 'project settings (queue reads up to 1000/s)', dynamicConfig: {} },
+  { name: 'server default (queue reads up to 20/s)', dynamicConfig: { 'history.transferProcessorMaxPollRPS': 20, 'history.timerProcessorMaxPollRPS': 20 } },
+];
+
+interface Stack {
+  server: RunningServer;
+  client: Client;
+  workers: Worker[];
+  running: Promise<void>[];
+  close(): Promise<void>;
+}
+
+async function startStack(setup: Setup, tmp: string, bundle: { code: string }): Promise<Stack> {
+  const server = await startDevServer({ port: await freePort(), logFile: path.join(tmp, `${setup.dynamicConfig['history.transferProcessorMaxPollRPS'] ?? 'project'}.log`), detached: false, dynamicConfig: setup.dynamicConfig });
+  const native = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address });
+  const workers = [
+    await Worker.create({ connection: native, taskQueue: WORKFLOW_QUEUE, workflowBundle: bundle }),
+    await Worker.create({ connection: native, taskQueue: HOP_ACTIVITY_QUEUE, activities: { async noop() {} } }),
+  ];
+  const running = workers.map((w) => w.run());
+  return {
+    server,
+    client: new Client({ connection }),
+    workers,
+    running,
+    close: async () => {
+      for (const w of workers) w.shutdown();
+      await Promise.all(running);
+      await native.close();
+      await connection.close();
+      await server.stop();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-bench-hops-'));
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows/noop-chain'), logger: new DefaultLogger('ERROR') });
+  const stacks = await Promise.all(SETUPS.map((s) => startStack(s, tmp, bundle)));
+  try {
+    const perHop = SETUPS.map(() => [] as number[]);
+    const dispatch = SETUPS.map(() => [] as number[]);
+    for (let rep = -1; rep < REPEAT; rep++) {
+      for (const [i, stack] of stacks.entries()) {
+        const workflowId = `hops-${rep}-${Date.now()}`;
+        const t0 = performance.now();
+        await stack.client.workflow.execute('noopChain', { taskQueue: WORKFLOW_QUEUE, workflowId, args: [HOPS] });
+        const ms = performance.now() - t0;
+        if (rep < 0) continue; // warm-up
+        perHop[i]!.push(ms / HOPS);
+        const hops = await rolloutHops(stack.client, workflowId);
+        dispatch[i]!.push((hops.activityDispatch.meanMs + hops.workflowTaskDispatch.meanMs) / 2);
+      }
+    }
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    console.log(`Temporal hop latency: a workflow running ${HOPS} no-op activities in a row, median of ${REPEAT} interleaved runs per server (${os.cpus().length} cores)\n`);
+    console.log('| dev server | ms per hop | task scheduled -> started, mean (ms) |');
+    console.log('|---|---:|---:|');
+    SETUPS.forEach((s, i) => console.log(`| ${s.name} | ${median(perHop[i]!).toFixed(1)} | ${median(dispatch[i]!).toFixed(1)} |`));
+  } finally {
+    await Promise.all(stacks.map((s) => s.close()));
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
