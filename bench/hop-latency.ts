@@ -5,12 +5,9 @@
  * the history shard's queue read rate at the server's default of 20 reads a second.
  *   npm run build && node dist/bench/hop-latency.js [--hops 50] [--repeat 5]
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { freePort, startDevServer, type RunningServer } from '../scripts/lib/dev-server';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { startLocalStack } from '../scripts/lib/local-stack';
 import { rolloutHops } from './lib/history-hops';
 import { HOP_ACTIVITY_QUEUE } from './workflows/noop-chain';
 
@@ -31,44 +28,22 @@ const SETUPS: Setup[] = [
   { name: 'server default (queue reads up to 20/s)', dynamicConfig: { 'history.transferProcessorMaxPollRPS': 20, 'history.timerProcessorMaxPollRPS': 20 } },
 ];
 
-interface Stack {
-  server: RunningServer;
-  client: Client;
-  workers: Worker[];
-  running: Promise<void>[];
-  close(): Promise<void>;
-}
-
-async function startStack(setup: Setup, tmp: string, bundle: { code: string }): Promise<Stack> {
-  const server = await startDevServer({ port: await freePort(), logFile: path.join(tmp, `${setup.dynamicConfig['history.transferProcessorMaxPollRPS'] ?? 'project'}.log`), detached: false, dynamicConfig: setup.dynamicConfig });
-  const native = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
-  const workers = [
-    await Worker.create({ connection: native, taskQueue: WORKFLOW_QUEUE, workflowBundle: bundle }),
-    await Worker.create({ connection: native, taskQueue: HOP_ACTIVITY_QUEUE, activities: { async noop() {} } }),
-  ];
-  const running = workers.map((w) => w.run());
-  return {
-    server,
-    client: new Client({ connection }),
-    workers,
-    running,
-    close: async () => {
-      for (const w of workers) w.shutdown();
-      await Promise.all(running);
-      await native.close();
-      await connection.close();
-      await server.stop();
-    },
-  };
-}
-
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-bench-hops-'));
-  const { bundleWorkflowCode } = await import('@temporalio/worker');
   const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows/noop-chain'), logger: new DefaultLogger('ERROR') });
-  const stacks = await Promise.all(SETUPS.map((s) => startStack(s, tmp, bundle)));
+  const stacks = await Promise.all(
+    SETUPS.map((setup) =>
+      startLocalStack({
+        label: 'bench-hops',
+        queues: [],
+        dynamicConfig: setup.dynamicConfig,
+        extraWorkers: async (connection) => [
+          await Worker.create({ connection, taskQueue: WORKFLOW_QUEUE, workflowBundle: bundle }),
+          await Worker.create({ connection, taskQueue: HOP_ACTIVITY_QUEUE, activities: { async noop() {} } }),
+        ],
+      }),
+    ),
+  );
   try {
     const perHop = SETUPS.map(() => [] as number[]);
     const dispatch = SETUPS.map(() => [] as number[]);
@@ -90,8 +65,7 @@ async function main(): Promise<void> {
     console.log('|---|---:|---:|');
     SETUPS.forEach((s, i) => console.log(`| ${s.name} | ${median(perHop[i]!).toFixed(1)} | ${median(dispatch[i]!).toFixed(1)} |`));
   } finally {
-    await Promise.all(stacks.map((s) => s.close()));
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await Promise.all(stacks.map((s) => s.stop()));
   }
 }
 

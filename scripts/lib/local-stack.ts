@@ -29,11 +29,18 @@ export interface LocalStackOptions {
   queues: readonly TaskQueueName[];
   /** Workers beyond the project's own (an oracle inference queue, say), on the same connection and store. */
   extraWorkers?: (connection: NativeConnection, store: FsBlobStore) => Promise<Worker[]>;
+  /** Dynamic config on top of the project's dev-server settings. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `durable-rl-${opts.label}-`));
-  const server = await startDevServer({ port: await freePort(), logFile: path.join(tmp, 'server.log'), detached: false });
+  const server = await startDevServer({
+    port: await freePort(),
+    logFile: path.join(tmp, 'server.log'),
+    detached: false,
+    ...(opts.dynamicConfig ? { dynamicConfig: opts.dynamicConfig } : {}),
+  });
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   const store = new FsBlobStore(path.join(tmp, 'store'));
