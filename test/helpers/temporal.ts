@@ -4,6 +4,7 @@
  * One namespace per file matters: in a shared namespace, a workflow started by one file could have
  * its activities run by another file's workers, which write to another blob store.
  */
+import type { WorkflowHandle } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -11,7 +12,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
-import type { TaskQueueName } from '../../workflows/shared';
+import { TASK_QUEUES, type TaskQueueName } from '../../workflows/shared';
 import { tempStore } from './store';
 
 export { tempStore } from './store';
@@ -78,6 +79,8 @@ export interface TestEnv {
   env: TestWorkflowEnvironment;
   namespace: string;
   store: FsBlobStore;
+  /** Starts trainingRun with `config` under a fresh id beginning with `idPrefix`. */
+  startTrainingRun(idPrefix: string, config: unknown): Promise<{ workflowId: string; handle: WorkflowHandle }>;
   /** Starts another worker in this namespace (an oracle inference queue, say); stopped by stop(). */
   addWorker(options: Omit<Parameters<typeof Worker.create>[0], 'connection' | 'namespace'>): Promise<void>;
   stop(): Promise<void>;
@@ -95,6 +98,11 @@ export async function testEnv(label: string, queues: readonly TaskQueueName[] = 
     env,
     namespace,
     store,
+    async startTrainingRun(idPrefix, config) {
+      const workflowId = uniqueId(idPrefix);
+      const handle = await env.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [config] });
+      return { workflowId, handle };
+    },
     async addWorker(options) {
       const w = await Worker.create({ ...options, connection: env.nativeConnection, namespace });
       workers.push(w);

@@ -3,10 +3,10 @@ import { names } from '../../activities/names';
 import type { TrainGrpoOutput } from '../../activities/training';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { getJson } from '../../src/store/blob-store';
-import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/shared';
 import type { RolloutSummary } from '../../workflows/plan-act-types';
 import type { TrainingRunResult } from '../../workflows/training-run-types';
-import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
+import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;
 
@@ -20,18 +20,14 @@ afterAll(async () => {
 
 describe('trainingRun with an RL phase', () => {
   it('runs SFT, then per RL step a shared Plan/Act rollout child and one GRPO update', async () => {
-    const workflowId = uniqueId('rl');
-    const handle = await ctx.env.client.workflow.start('trainingRun', {
-      taskQueue: TASK_QUEUES.orchestration,
-      workflowId,
-      args: [
-        tinyRunConfig({
-          eval: { everySteps: 0, maxNewTokens: 8 },
-          rollout: { kind: 'plan-act', maxTurns: 2 },
-          rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 },
-        }),
-      ],
-    });
+    const { workflowId, handle } = await ctx.startTrainingRun(
+      'rl',
+      tinyRunConfig({
+        eval: { everySteps: 0, maxNewTokens: 8 },
+        rollout: { kind: 'plan-act', maxTurns: 2 },
+        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 },
+      }),
+    );
     const result = (await handle.result()) as TrainingRunResult;
 
     expect(result.sftSteps).toBe(4);

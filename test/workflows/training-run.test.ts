@@ -4,10 +4,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { names } from '../../activities/names';
 import { EXPERIMENT } from '../../workflows/search-attributes';
-import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/shared';
 import type { TrainingRunResult } from '../../workflows/training-run-types';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
-import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
+import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;
 
@@ -21,12 +21,7 @@ afterAll(async () => {
 
 describe('trainingRun', () => {
   it('fits the policy in checkpointed chunks, publishes weights and evaluates held-out problems', async () => {
-    const workflowId = uniqueId('sft');
-    const handle = await ctx.env.client.workflow.start('trainingRun', {
-      taskQueue: TASK_QUEUES.orchestration,
-      workflowId,
-      args: [tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } })],
-    });
+    const { workflowId, handle } = await ctx.startTrainingRun('sft', tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } }));
     const result = (await handle.result()) as TrainingRunResult;
 
     expect(result.sftSteps).toBe(4);
@@ -60,11 +55,7 @@ describe('trainingRun', () => {
   });
 
   it('fails at once with a typed ConfigError naming the bad field', async () => {
-    const handle = await ctx.env.client.workflow.start('trainingRun', {
-      taskQueue: TASK_QUEUES.orchestration,
-      workflowId: uniqueId('bad-config'),
-      args: [{ sft: { steps: -3 } }],
-    });
+    const { handle } = await ctx.startTrainingRun('bad-config', { sft: { steps: -3 } });
     const err = await handle.result().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = (err as WorkflowFailedError).cause;

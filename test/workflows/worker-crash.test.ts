@@ -11,9 +11,9 @@ import path from 'node:path';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { REPO_ROOT } from '../../src/paths';
 import { names } from '../../activities/names';
-import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/shared';
 import type { RunProgress, TrainingRunResult } from '../../workflows/training-run-types';
-import { testAddress, testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
+import { testAddress, testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;
 const children = new Set<ChildProcess>();
@@ -92,21 +92,17 @@ afterAll(async () => {
 it('survives SIGKILL of the training and inference workers without losing or duplicating checkpoints', async () => {
   let trainer = spawnWorker('trainer');
   let inference = spawnWorker('inference');
-  const workflowId = uniqueId('crash');
-  const handle = await ctx.env.client.workflow.start('trainingRun', {
-    taskQueue: TASK_QUEUES.orchestration,
-    workflowId,
-    args: [
-      tinyRunConfig({
-        model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
-        sft: { steps: 24, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
-        // An evaluation long enough (seconds) to kill the inference worker in the middle of it.
-        eval: { everySteps: 8, maxNewTokens: 48 },
-        task: { trainProblems: 60, evalProblems: 96 },
-        timeouts: { heartbeatSec: 3 },
-      }),
-    ],
-  });
+  const { workflowId, handle } = await ctx.startTrainingRun(
+    'crash',
+    tinyRunConfig({
+      model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
+      sft: { steps: 24, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
+      // An evaluation long enough (seconds) to kill the inference worker in the middle of it.
+      eval: { everySteps: 8, maxNewTokens: 48 },
+      task: { trainProblems: 60, evalProblems: 96 },
+      timeouts: { heartbeatSec: 3 },
+    }),
+  );
 
   // Kill each worker while one of its activities is running on it, so that activity must be retried.
   await waitForRunning(handle, 'trainSft', (step) => step >= 10);
