@@ -11,6 +11,7 @@ import { initWeights, parameterCount } from '../src/model/init';
 import { exportOnnx } from '../src/model/onnx-export';
 import { mulberry32 } from '../src/model/rng';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
+import { arg } from './lib/args';
 
 /** Prompts are written as space-separated token ids, so prompt lengths are exact. */
 class IdTokenizer implements TextTokenizer {
@@ -24,11 +25,6 @@ class IdTokenizer implements TextTokenizer {
   decode(ids: number[]): string {
     return ids.join(' ');
   }
-}
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
 
 /** Prompt lengths vary (24..40 tokens) so batches exercise left padding. */

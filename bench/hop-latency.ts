@@ -10,11 +10,8 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { startLocalStack } from '../scripts/lib/local-stack';
 import { rolloutHops } from './lib/history-hops';
 import { HOP_ACTIVITY_QUEUE } from './workflows/noop-chain';
+import { arg } from './lib/args';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
 const HOPS = Number(arg('hops', '50'));
 const REPEAT = Number(arg('repeat', '5'));
 const WORKFLOW_QUEUE = 'bench-hop-workflows';

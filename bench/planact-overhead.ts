@@ -18,7 +18,7 @@
  * decided by a hash of the request, so a given request waits the same on both paths, as replies
  * of different lengths from a continuously batching engine would. --jitter 0 makes every episode
  * reach Temporal at the same instant, the worst case for a shared CPU; --latency 1000 stands for
- * short (~40-token) replies like the embedded arithmetic policy's.
+ * short replies like the embedded arithmetic policy's (at most 48 tokens).
  * For the largest size, the hop breakdown read back from the histories shows where the added time
  * went (bench/lib/history-hops.ts).
  *
@@ -47,11 +47,7 @@ import { arithTask } from '../src/tasks/arith/task';
 import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
 import type { PlanActJobResult, PolicyRef, RolloutSummary, SampleSetRef } from '../workflows/plan-act-types';
 import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { arg, flag } from './lib/args';
 
 const LATENCY_MS = Number(arg('latency', '5000'));
 const JITTER = Number(arg('jitter', '0.5'));
@@ -67,7 +63,7 @@ const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', '100'));
 /** GRPO group size; a rollout of N episodes is N / group prompts. */
 const GROUP = Number(arg('group', '4'));
 /** Episodes per child workflow (planActRollout's episodesPerWorkflow); default: one child per group. */
-const PER_WORKFLOW = process.argv.includes('--per-workflow') ? Number(arg('per-workflow', '1')) : undefined;
+const PER_WORKFLOW = flag('per-workflow') ? Number(arg('per-workflow', '1')) : undefined;
 const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
 
 function config(overrides: RunConfigInput): RunConfig {

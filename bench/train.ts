@@ -9,11 +9,7 @@ import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { Gpt } from '../src/model/gpt';
 import { mulberry32 } from '../src/model/rng';
 import { type TrainBatch, trainStep } from '../src/model/train';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { arg, flag } from './lib/args';
 
 function randomBatch(rows: number, len: number, vocab: number, seed: number, pg: boolean): TrainBatch {
   const rand = mulberry32(seed);
@@ -27,7 +23,7 @@ async function main(): Promise<void> {
   const rows = Number(arg('batch', '32'));
   const len = Number(arg('seq', '96'));
   const steps = Number(arg('steps', '5'));
-  const pg = process.argv.includes('--pg');
+  const pg = flag('pg');
   const backend = await initTfBackend();
   const cfg = DEFAULT_GPT_CONFIG;
   const model = Gpt.random(cfg, 1);

@@ -44,8 +44,8 @@ export function devServerArgs(opts: DevServerOptions): string[] {
     'system.forceSearchAttributesCacheRefreshOnRead=true',
     // The dev server keeps every workflow in one history shard, and the shard's transfer and timer
     // queues are read at most 20 times a second by default (a per-shard limit sized for clusters of
-    // hundreds of shards). Every activity and workflow task waits for the next read, ~40 ms on
-    // average: a chain of no-op activities took 100 ms a hop, and takes ~20 ms with this.
+    // hundreds of shards). Every activity and workflow task then waits for the next read: a chain
+    // of no-op activities takes ~80 ms a hop with the default and ~20 ms with this (bench:hops).
     'history.transferProcessorMaxPollRPS=1000',
     'history.timerProcessorMaxPollRPS=1000',
   ]) {

@@ -39,7 +39,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     port: await freePort(),
     logFile: path.join(tmp, 'server.log'),
     detached: false,
-    ...(opts.dynamicConfig ? { dynamicConfig: opts.dynamicConfig } : {}),
+    dynamicConfig: opts.dynamicConfig,
   });
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
