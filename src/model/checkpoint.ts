@@ -84,8 +84,9 @@ export function decodeCheckpoint(bytes: Uint8Array): Checkpoint {
   const total = header.sizes.reduce((a, b) => a + b, 0);
   if (bytes.byteLength !== dataStart + total * 4) throw new Error('checkpoint is truncated or has trailing bytes');
   assertLittleEndian();
-  // Copy once into an aligned buffer: the input may sit at any byte offset.
-  const floats = new Float32Array(bytes.slice(dataStart).buffer);
+  // Copy once into an aligned buffer: the input may sit at any byte offset. Uint8Array's slice,
+  // not the argument's own: a Node Buffer's slice is a view whose .buffer starts elsewhere.
+  const floats = new Float32Array(Uint8Array.prototype.slice.call(bytes, dataStart).buffer);
   const shapes = weightShapes(header.config);
   let offset = 0;
   let index = 0;

@@ -41,6 +41,14 @@ test('decoding works from an unaligned view and rejects truncation', () => {
   expect(() => decodeCheckpoint(bytes.subarray(0, bytes.length - 4))).toThrow(/truncated/);
 });
 
+test('decoding works from a Node Buffer, whose slice is a view (as fs.readFileSync returns)', () => {
+  const bytes = encodeCheckpoint({ config: cfg, weights: initWeights(cfg, 3), step: 2 });
+  const pool = Buffer.alloc(bytes.length + 16);
+  pool.set(bytes, 16);
+  expect(decodeCheckpoint(pool.subarray(16)).weights).toEqual(initWeights(cfg, 3));
+  expect(decodeCheckpoint(Buffer.from(bytes)).weights).toEqual(initWeights(cfg, 3));
+});
+
 test('resuming from a checkpoint continues training bit-for-bit', () => {
   const a = Gpt.random(cfg, 9);
   const optA = new Adam(a.params, { lr: 1e-2, weightDecay: 0.01 });
