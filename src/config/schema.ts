@@ -7,6 +7,19 @@ import { z } from 'zod';
 import { ARITH_DIFFICULTY_LIMITS as LIMITS } from '../tasks/arith/difficulty';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+
+/**
+ * A key the system does not implement yet: absent is fine, any value is an error naming the field,
+ * so nobody runs with a setting that silently does nothing.
+ */
+const notAvailableYet = (what: string) =>
+  z
+    .unknown()
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value !== undefined) ctx.addIssue({ code: 'custom', message: `not available yet: ${what}; remove this key` });
+    })
+    .transform((): undefined => undefined);
 const seconds = (def: number) => z.number().positive().max(7 * 24 * 3600).default(def);
 
 export const DifficultySchema = z
@@ -21,10 +34,27 @@ export const DifficultySchema = z
   .refine((d) => d.minTerms <= d.maxTerms, { message: 'minTerms must be <= maxTerms', path: ['minTerms'] })
   .refine((d) => d.minDigits <= d.maxDigits, { message: 'minDigits must be <= maxDigits', path: ['minDigits'] });
 
+/** The problems RL trains and is evaluated on; may differ from the demonstrations SFT fits. */
+export const RlTaskSchema = z
+  .object({
+    /** Default: task.difficulty (RL on the SFT distribution). */
+    difficulty: DifficultySchema.optional(),
+    /** Held-out problems of the RL distribution each RL evaluation runs (greedy, and sampled if eval.sampled). */
+    evalProblems: int(1, 100_000).default(256),
+  })
+  .strict();
+
 export const TaskSchema = z
   .object({
     kind: z.literal('arith').default('arith'),
+    /** The problems SFT demonstrations are made from (and the SFT held-out evaluation). */
     difficulty: DifficultySchema.prefault({}),
+    /** Optional: extra demonstrations from another distribution mixed into the SFT set. */
+    extraDemonstrations: z
+      .object({ difficulty: DifficultySchema, problems: int(1, 1_000_000) })
+      .strict()
+      .optional(),
+    rl: RlTaskSchema.prefault({}),
     /** Problems whose oracle episodes become SFT demonstrations. */
     trainProblems: int(1, 1_000_000).default(4000),
     /** Held-out problems for evaluation; never overlap the training split. */
@@ -71,7 +101,14 @@ export const RlSchema = z
 
 export const RolloutSchema = z
   .object({
-    kind: z.enum(['standard', 'plan-act', 'tree']).default('plan-act'),
+    // 'standard' and 'tree' are SPEC rollout kinds that are not built yet; say so instead of running plan-act.
+    kind: z
+      .enum(['standard', 'plan-act', 'tree'])
+      .default('plan-act')
+      .superRefine((kind, ctx) => {
+        if (kind !== 'plan-act') ctx.addIssue({ code: 'custom', message: `not available yet: rollout.kind '${kind}'; only 'plan-act' runs today` });
+      })
+      .transform(() => 'plan-act' as const),
     /** shared: one policy plays both roles; dual: planner and actor are separate jobs. */
     mode: z.enum(['shared', 'dual']).default('shared'),
     maxTurns: int(1, 64).default(4),
@@ -83,57 +120,51 @@ export const RolloutSchema = z
   })
   .strict();
 
-export const TreeSchema = z
-  .object({
-    initialRollouts: int(1, 256).default(4),
-    expansionIterations: int(0, 64).default(2),
-    beamSize: int(1, 64).default(2),
-    samplesPerRoot: int(1, 256).default(4),
-    nodeSampling: z.enum(['random', 'entropy']).default('entropy'),
-    maxToolCallsPerNode: int(0, 64).default(2),
-    toolRetries: int(0, 16).default(2),
-  })
-  .strict();
-
-export const TimelineSchema = z
-  .object({
-    compareBy: z.enum(['text', 'token']).default('text'),
-    ignoreTools: z.boolean().default(true),
-    snapDetection: z.boolean().default(false),
-  })
-  .strict();
-
-export const HorizonSchema = z
-  .object({
-    actionHorizonsPattern: z.array(int(1, 1024)).min(1).default([5, 10, 15]),
-    numActionChunks: int(1, 1024).default(5),
-    baseH: int(1, 1024).default(5),
-    usePlanReward: z.boolean().default(false),
-    planRewardCoef: z.number().min(0).default(0.1),
-  })
-  .strict();
-
 export const EvalSchema = z
   .object({
-    /** Evaluate after every this many SFT/RL steps (and always at the end); 0 = only at the end. */
+    /** Evaluate after every this many SFT steps (and always at the end of SFT); 0 = only at the end. */
     everySteps: int(0).default(100),
+    /** Evaluate on the RL distribution after every this many RL steps (and at the start and end of RL); 0 = only start and end. */
+    rlEverySteps: int(0).default(10),
+    /** RL evaluations also sample (rl.temperature / rl.topP, seeded per episode), not only decode greedily. */
+    sampled: z.boolean().default(true),
     maxNewTokens: int(1, 8192).default(48),
   })
   .strict();
 
 export const InferenceSchema = z
   .object({
-    engine: z.enum(['embedded', 'openai']).default('embedded'),
-    /** Prompts per generate activity. */
-    maxBatch: int(1, 4096).default(64),
-    openai: z
-      .object({
-        baseUrl: z.url().default('http://127.0.0.1:8000/v1'),
-        model: z.string().min(1).default('default'),
-        apiKeyEnv: z.string().default('OPENAI_API_KEY'),
+    engine: z
+      .enum(['embedded', 'openai'])
+      .default('embedded')
+      .superRefine((engine, ctx) => {
+        if (engine !== 'embedded') ctx.addIssue({ code: 'custom', message: `not available yet: inference.engine '${engine}'; only 'embedded' runs today` });
       })
-      .strict()
-      .prefault({}),
+      .transform(() => 'embedded' as const),
+    maxBatch: notAvailableYet('the batch size belongs to the inference worker (createInferenceActivities maxBatch), not to a run'),
+    openai: notAvailableYet('remote OpenAI-compatible engines'),
+  })
+  .strict();
+
+/** Where the policy's weights come from before SFT and RL. */
+export const InitSchema = z
+  .object({
+    /**
+     * Workflow id of an earlier trainingRun: start from its latest checkpoint (weights only; this
+     * run's step count starts at 0) instead of fresh weights, e.g. to run RL without repeating SFT.
+     */
+    fromRun: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** What the run compares its RL result against, evaluated on the RL distribution. */
+export const CompareSchema = z
+  .object({
+    /**
+     * After RL, continue SFT from the checkpoint RL started from, on the same demonstrations, for the
+     * wall time RL took, and evaluate it: the baseline "the same compute spent on more SFT".
+     */
+    moreSft: z.boolean().default(false),
   })
   .strict();
 
@@ -159,9 +190,11 @@ export const RunConfigSchema = z
     sft: SftSchema.prefault({}),
     rl: RlSchema.prefault({}),
     rollout: RolloutSchema.prefault({}),
-    tree: TreeSchema.prefault({}),
-    timeline: TimelineSchema.prefault({}),
-    horizon: HorizonSchema.prefault({}),
+    init: InitSchema.prefault({}),
+    compare: CompareSchema.prefault({}),
+    tree: notAvailableYet('tree rollouts'),
+    timeline: notAvailableYet('timeline capture and merging'),
+    horizon: notAvailableYet('dynamic plan horizons'),
     eval: EvalSchema.prefault({}),
     inference: InferenceSchema.prefault({}),
     timeouts: TimeoutsSchema.prefault({}),

@@ -63,7 +63,13 @@ export class BatchingEngine {
         this.queue = rest;
         this.batchSizes.push(batch.length);
         try {
-          const out = await this.engine.generate(batch.map((p) => p.prompt), batch[0]!.params);
+          // Each request keeps its own seed: batch composition must not change what it samples.
+          const { seed: _first, ...shared } = batch[0]!.params;
+          const out = await this.engine.generate(
+            batch.map((p) => p.prompt),
+            shared,
+            { seeds: batch.map((p) => p.params.seed) },
+          );
           batch.forEach((p, i) => p.resolve(out[i]!));
         } catch (err) {
           for (const p of batch) p.reject(err);

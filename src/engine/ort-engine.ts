@@ -26,6 +26,8 @@ export interface OrtEngineInit {
 export interface GenerateOptions {
   /** Decode with the KV cache (default). false recomputes the whole sequence every step. */
   kvCache?: boolean;
+  /** Per-row sampling seeds (see PolicyEngine.generate); a row without one falls back to params.seed. */
+  seeds?: ReadonlyArray<number | undefined>;
   /** Called after every decoding step, e.g. to heartbeat a Temporal activity. */
   onStep?: (step: number, activeRows: number) => void;
 }
@@ -58,7 +60,8 @@ export class OrtEngine implements PolicyEngine {
     const rows = prompts.map((p, i) => {
       const ids = this.tokenizer.encode(p);
       if (ids.length === 0) throw new RangeError(`prompt ${i} encodes to no tokens`);
-      const rand = params.seed !== undefined ? mulberry32(mixSeed(params.seed, i)) : Math.random;
+      const own = options.seeds?.[i];
+      const rand = own !== undefined ? mulberry32(own) : params.seed !== undefined ? mulberry32(mixSeed(params.seed, i)) : Math.random;
       return new GenerationRow(ids, rand);
     });
     for (const r of rows) {

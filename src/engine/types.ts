@@ -4,7 +4,11 @@ import type { Completion, SamplingParams } from '../domain/types';
 export interface PolicyEngine {
   /** Weight version the engine currently serves. */
   readonly weightVersion: number;
-  generate(prompts: string[], params: SamplingParams): Promise<Completion[]>;
+  /**
+   * seeds[i], when given, seeds row i's sampling on its own, so a request's tokens do not depend on
+   * which other requests share its batch; otherwise params.seed seeds the batch (row i: mixSeed(seed, i)).
+   */
+  generate(prompts: string[], params: SamplingParams, options?: { seeds?: ReadonlyArray<number | undefined> }): Promise<Completion[]>;
   /** Frees native resources (sessions, device memory); the engine is unusable afterwards. */
   release?(): Promise<void>;
 }

@@ -20,10 +20,22 @@ describe('run config', () => {
     const cfg = parseRunConfig({});
     expect(cfg.rollout.rolloutTimeoutSec).toBe(1800);
     expect(cfg.rollout.fallbackOnTimeout).toBe(true);
-    expect(cfg.timeline.compareBy).toBe('text');
-    expect(cfg.timeline.ignoreTools).toBe(true);
-    expect(cfg.horizon.actionHorizonsPattern).toEqual([5, 10, 15]);
     expect(cfg.task.difficulty.operators).toEqual(['+']);
+    expect(cfg.task.rl.evalProblems).toBe(256);
+    expect(cfg.compare.moreSft).toBe(false);
+  });
+
+  it.each([
+    [{ rollout: { kind: 'tree' } }, 'rollout.kind', /not available yet.*tree/],
+    [{ rollout: { kind: 'standard' } }, 'rollout.kind', /not available yet.*standard/],
+    [{ tree: { beamSize: 2 } }, 'tree', /not available yet: tree rollouts/],
+    [{ timeline: { compareBy: 'token' } }, 'timeline', /not available yet: timeline/],
+    [{ horizon: {} }, 'horizon', /not available yet: dynamic plan horizons/],
+    [{ inference: { engine: 'openai' } }, 'inference.engine', /not available yet.*openai/],
+    [{ inference: { maxBatch: 8 } }, 'inference.maxBatch', /not available yet/],
+    [{ inference: { openai: { model: 'x' } } }, 'inference.openai', /not available yet/],
+  ])('rejects a key that is not implemented yet, naming it: %j', (raw, field, message) => {
+    expect(problemsOf(() => parseRunConfig(raw))).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(message) })]);
   });
 
   it('names the field and what is allowed for a wrong type', () => {

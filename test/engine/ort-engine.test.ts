@@ -119,3 +119,19 @@ test('sequences reaching maxSeq end with length; over-long prompts do not crash'
   await engine.generate(['1+1='], { ...greedy, maxNewTokens: 4 }, { onStep: (s) => steps.push(s) });
   expect(steps).toEqual([0, 1, 2, 3]);
 });
+
+test('a seeded request samples the same tokens alone or in any batch (BatchingEngine)', async () => {
+  const { BatchingEngine } = await import('../../src/engine/batcher');
+  const batcher = new BatchingEngine(engine, 16);
+  const params = (seed: number): SamplingParams => ({ maxNewTokens: 10, temperature: 1, topP: 1, stop: [], seed });
+  const together = await Promise.all(prompts.map((p, i) => batcher.complete(p, params(100 + i))));
+  const reversed = await Promise.all([...prompts].reverse().map((p, j) => batcher.complete(p, params(100 + prompts.length - 1 - j))));
+  for (let i = 0; i < prompts.length; i++) {
+    const alone = await batcher.complete(prompts[i] as string, params(100 + i));
+    expect(together[i]!.tokenIds).toEqual(alone.tokenIds);
+    expect(reversed[prompts.length - 1 - i]!.tokenIds).toEqual(alone.tokenIds);
+  }
+  // Different seeds in one batch really sample differently.
+  expect(new Set(together.map((c) => c.tokenIds.join(','))).size).toBeGreaterThan(1);
+  expect(batcher.batchSizes.slice(0, 2)).toEqual([prompts.length, prompts.length]);
+});
