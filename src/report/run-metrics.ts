@@ -1,0 +1,105 @@
+/**
+ * What a training run records for its curves, and the one file format that carries it.
+ *
+ * File format: JSON lines (one JSON object per line, UTF-8, blank lines ignored), each tagged with
+ * `kind`; the other keys are exactly the fields of the matching type below (unknown keys are
+ * rejected, so a misspelt optional field fails loudly instead of vanishing from the plot):
+ *
+ *   {"kind":"sft-loss","step":10,"loss":1.92}
+ *   {"kind":"eval","step":300,"phase":"sft","greedyAccuracy":0.41,"sampledAccuracy":0.33}
+ *   {"kind":"rl","step":1,"meanReward":0.38,"loss":0.012,"clipFrac":0.04,"approxKl":0.002}
+ *   {"kind":"baseline","label":"SFT only","accuracy":0.41,"stderr":0.03}
+ *
+ * Lines may come in any order and kinds may interleave (append as the run goes). A later line
+ * for the same key replaces an earlier one (rl and sft-loss: step; eval: phase and step;
+ * baseline: label), so a step that a resumed or retried run logs twice is plotted once.
+ * Metric values may be `null`: JSON.stringify writes NaN and ±Infinity as null, and a diverged
+ * loss is exactly when the curves are wanted, so such a point is read as NaN and left out of the
+ * plot rather than failing the file. Steps, phases, labels and baselines may not be null.
+ *
+ * Pure types and one serializer; the parser is in parse-metrics.ts.
+ */
+
+/** Wall-clock seconds one RL step spent in each stage. */
+export interface RlStepSeconds {
+  rollout: number;
+  train: number;
+  publish: number;
+}
+
+/** One RL (GRPO) step: rollout statistics and the policy update that followed. */
+export interface RlStepMetrics {
+  /** RL step number (integer >= 0), counted from the start of RL, not of SFT. */
+  step: number;
+  /** Mean reward over the step's rollouts. */
+  meanReward: number;
+  /** Fraction of the step's rollouts that were correct, in [0, 1]. */
+  accuracy?: number;
+  /** The policy loss the update minimised (mean over its minibatches). */
+  loss: number;
+  /** Fraction of tokens whose probability ratio was clipped, in [0, 1]. */
+  clipFrac?: number;
+  /** Approximate KL divergence between the rollout policy and the updated policy. */
+  approxKl?: number;
+  /** Mean per-token entropy of the policy on the trained tokens. */
+  entropy?: number;
+  /** Gradient norm before clipping. */
+  gradNorm?: number;
+  /** Mean response length in tokens. */
+  responseLength?: number;
+  /** Tokens that contributed to the loss in this step. */
+  tokensTrained?: number;
+  seconds?: RlStepSeconds;
+}
+
+export type TrainingPhase = 'sft' | 'rl';
+
+/** Held-out accuracy of one checkpoint. `step` counts within its phase (SFT step or RL step). */
+export interface EvalPoint {
+  step: number;
+  phase: TrainingPhase;
+  /** Accuracy with greedy decoding, in [0, 1]. */
+  greedyAccuracy: number;
+  /** Accuracy with sampling at the training temperature, in [0, 1]. */
+  sampledAccuracy?: number;
+  /** Short note drawn next to the point, e.g. "final". */
+  label?: string;
+}
+
+/** One SFT step's training loss (cross-entropy). */
+export interface LossPoint {
+  step: number;
+  loss: number;
+}
+
+/** A reference accuracy to compare the run against (e.g. "SFT only", "SFT + more SFT"), drawn as a horizontal rule. */
+export interface BaselinePoint {
+  label: string;
+  /** Held-out accuracy, in [0, 1]. */
+  accuracy: number;
+  /** Standard error of `accuracy`; drawn as a band around the rule. */
+  stderr?: number;
+}
+
+/** Everything one run's curves are drawn from; each list sorted by step (baselines: file order). */
+export interface RunMetrics {
+  rl: RlStepMetrics[];
+  evals: EvalPoint[];
+  sftLoss: LossPoint[];
+  baselines: BaselinePoint[];
+}
+
+/** One line of the metrics file. */
+export type MetricsLine =
+  | ({ kind: 'rl' } & RlStepMetrics)
+  | ({ kind: 'eval' } & EvalPoint)
+  | ({ kind: 'sft-loss' } & LossPoint)
+  | ({ kind: 'baseline' } & BaselinePoint);
+
+export type MetricsKind = MetricsLine['kind'];
+export const METRICS_KINDS: readonly MetricsKind[] = ['rl', 'eval', 'sft-loss', 'baseline'];
+
+/** The text of one line of the metrics file (no trailing newline); what the training run appends. */
+export function formatMetricsLine(line: MetricsLine): string {
+  return JSON.stringify(line);
+}
