@@ -4,6 +4,7 @@
  * so no checkpoint is written twice, and content addressing means no bytes are stored twice.
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { BlobRef } from '../src/domain/types';
 import { getJson, onceByName, type BlobStore } from '../src/store/blob-store';
 import { initTfBackend } from '../src/model/backend';
@@ -50,6 +51,8 @@ export interface TrainGrpoInput {
   rl: RunConfig['rl'];
   /** True on the first RL step: SFT's Adam moments do not fit policy-gradient scales. */
   resetOptimizer?: boolean;
+  /** The checkpoint RL started from: the frozen reference of rl.useKlLoss and rl.useKlInReward. */
+  reference?: CheckpointInfo;
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
@@ -102,19 +105,35 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
     },
 
     async trainGrpo(input: TrainGrpoInput): Promise<TrainGrpoOutput> {
+      const needsReference = input.rl.useKlLoss || input.rl.useKlInReward;
+      if (needsReference && !input.reference) {
+        throw ApplicationFailure.nonRetryable(
+          'rl.useKlLoss and rl.useKlInReward need a reference policy, but trainGrpo got no reference checkpoint (TrainGrpoInput.reference)',
+          'BadInputError',
+        );
+      }
       return onceByName(store, names.rlStep(input.runId, input.step), 'rl-step', async (): Promise<TrainGrpoOutput> => {
         await initTfBackend();
         const ctx = Context.current();
         ctx.heartbeat({ step: input.step, phase: 'load' });
         const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+        const reference = needsReference && input.reference ? decodeCheckpoint(await store.get(input.reference.ref)) : undefined;
         const samples = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
         ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
-        const r = runGrpoUpdate(ckpt, samples, {
-          learningRate: input.rl.learningRate,
-          clipEps: input.rl.clipEps,
+        const r = await runGrpoUpdate(ckpt, samples, {
+          rl: input.rl,
           step: input.step,
           resetOptimizer: input.resetOptimizer ?? false,
           microBatchRows: GRPO_MICRO_BATCH_ROWS,
+          // The step seeds the mini-batch shuffle: a retry replays the same update.
+          seed: input.step,
+          ...(reference ? { reference } : {}),
+          onProgress: async (p) => {
+            ctx.heartbeat({ step: input.step, ...p });
+            // Let the heartbeat and cancellation go out between synchronous tfjs passes.
+            await new Promise((r) => setImmediate(r));
+            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+          },
         });
         return { ...r, checkpoint: await saveCheckpoint(input.runId, r.checkpoint) };
       });

@@ -30,8 +30,9 @@ export interface RlPoint {
   /** Mean episode reward of the rollout. */
   meanReward: number;
   loss: number;
-  /** Training rows (samples) in the update; samples of flat groups are skipped. */
+  /** Training rows (samples) in the update; flat groups train with advantage 0. */
   rows: number;
+  /** Samples with no trained token (empty or fully masked response), left out. */
   skipped: number;
   clipFraction: number;
 }
@@ -64,6 +65,8 @@ export interface RunState {
   evals: EvalPoint[];
   /** Absent in states carried over by runs from before the RL phase existed. */
   rl?: RlPoint[];
+  /** The checkpoint RL started from: the frozen reference policy of the KL loss / KL penalty. */
+  rlReference?: CheckpointInfo;
 }
 
 export interface TrainingRunResult {

@@ -98,6 +98,7 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
   // A run resumed inside its RL phase already evaluated the end of SFT.
   if (rlPoints.length === 0 && !lastEvalHere()) await evaluate();
 
+  if (rlSteps > 0 && rlPoints.length === 0) state.rlReference ??= checkpoint;
   for (let rlStep = rlPoints.length + 1; rlStep <= rlSteps; rlStep++) {
     progress.phase = 'rl';
     const policy: PolicyRef = { weights: await publish() };
@@ -106,7 +107,7 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
       args: [{ runId, rolloutId: rlStep, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
     });
     const samples = [rollout.samples.planner, rollout.samples.actor].filter((s): s is SampleSetRef => s !== undefined);
-    const update = await training.trainGrpo({ runId, checkpoint, samples, step: checkpoint.step + 1, rl: cfg.rl, resetOptimizer: rlStep === 1 });
+    const update = await training.trainGrpo({ runId, checkpoint, samples, step: checkpoint.step + 1, rl: cfg.rl, resetOptimizer: rlStep === 1, reference: state.rlReference });
     checkpoint = state.checkpoint = update.checkpoint;
     const point: RlPoint = {
       step: rlStep,

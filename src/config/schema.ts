@@ -85,19 +85,55 @@ export const SftSchema = z
   })
   .strict();
 
+/** How per-token losses become one scalar (verl actor.loss_agg_mode; see src/rl/agg-loss.ts). */
+export const LossAggModeSchema = z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm']);
+export type LossAggMode = z.infer<typeof LossAggModeSchema>;
+/** Per-token KL estimators (verl kl_penalty; see src/rl/kl.ts). */
+export const KlKindSchema = z.enum(['kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3']);
+export type KlKind = z.infer<typeof KlKindSchema>;
+
+/**
+ * GRPO as verl runs it (verl/trainer/ppo/core_algos.py); every default is verl's. The verl key
+ * each field stands for is named in its comment.
+ */
 export const RlSchema = z
   .object({
-    algorithm: z.literal('grpo').default('grpo'),
-    steps: int(0, 1_000_000).default(0),
-    promptsPerStep: int(1, 4096).default(8),
-    groupSize: int(1, 256).default(4),
-    learningRate: z.number().positive().max(1).default(5e-4),
-    clipEps: z.number().positive().max(1).default(0.2),
-    temperature: z.number().min(0).max(5).default(1),
-    topP: z.number().gt(0).max(1).default(1),
-    maxNewTokens: int(1, 8192).default(48),
+    algorithm: z.literal('grpo').default('grpo'), // algorithm.adv_estimator
+    steps: int(0, 1_000_000).default(0), // trainer.total_training_steps
+    promptsPerStep: int(1, 4096).default(8), // data.train_batch_size
+    groupSize: int(1, 256).default(4), // actor_rollout_ref.rollout.n
+    learningRate: z.number().positive().max(1).default(5e-4), // actor.optim.lr (not verl's default: ours fits a tiny model)
+    clipEps: z.number().positive().max(1).default(0.2), // actor.clip_ratio
+    temperature: z.number().min(0).max(5).default(1), // rollout.temperature (0 = greedy)
+    topP: z.number().gt(0).max(1).default(1), // rollout.top_p
+    maxNewTokens: int(1, 8192).default(48), // data.max_response_length
+    normAdvByStd: z.boolean().default(true), // algorithm.norm_adv_by_std_in_grpo (false = Dr.GRPO)
+    advEpsilon: z.number().positive().max(1).default(1e-6), // compute_grpo_outcome_advantage epsilon
+    clipEpsLow: z.number().positive().max(1).optional(), // actor.clip_ratio_low (default clipEps)
+    clipEpsHigh: z.number().positive().max(10).optional(), // actor.clip_ratio_high (default clipEps; DAPO clip-higher: 0.28)
+    dualClipC: z.number().gt(1, 'dualClipC must be > 1 (verl clip_ratio_c)').max(1000).default(3), // actor.clip_ratio_c
+    lossAggMode: LossAggModeSchema.default('token-mean'), // actor.loss_agg_mode
+    lossScaleFactor: z.number().positive().optional(), // actor.loss_scale_factor (seq-mean-token-sum-norm only; default maxNewTokens)
+    ppoEpochs: int(1, 100).default(1), // actor.ppo_epochs
+    miniBatches: int(1, 4096).default(1), // train_batch_size / actor.ppo_mini_batch_size: optimiser steps per epoch
+    gradClip: z.number().positive().default(1), // actor.grad_clip
+    useKlLoss: z.boolean().default(false), // actor.use_kl_loss
+    klLossCoef: z.number().min(0).default(0.001), // actor.kl_loss_coef
+    klLossType: KlKindSchema.default('low_var_kl'), // actor.kl_loss_type
+    useKlInReward: z.boolean().default(false), // algorithm.use_kl_in_reward
+    klRewardCoef: z.number().min(0).default(0.001), // algorithm.kl_ctrl.kl_coef (fixed controller)
+    klPenalty: KlKindSchema.default('kl'), // algorithm.kl_penalty
+    entropyCoeff: z.number().min(-10).max(10).default(0), // actor.entropy_coeff
   })
-  .strict();
+  .strict()
+  .refine((r) => r.miniBatches <= r.promptsPerStep, {
+    message: 'miniBatches must be <= promptsPerStep: a mini-batch holds whole groups (one group per prompt)',
+    path: ['miniBatches'],
+  })
+  .refine((r) => r.lossScaleFactor === undefined || r.lossAggMode === 'seq-mean-token-sum-norm', {
+    message: 'lossScaleFactor only applies to lossAggMode seq-mean-token-sum-norm',
+    path: ['lossScaleFactor'],
+  });
 
 export const RolloutSchema = z
   .object({

@@ -1,6 +1,6 @@
 import type { Completion, FinishReason, SamplingParams } from '../domain/types';
 import type { TextTokenizer } from '../model/tokenizer-types';
-import { type SamplerScratch, finishReason, sampleToken, tokenStats } from './sampling';
+import { type SamplerScratch, finishReason, sampleToken, tokenLogprob, tokenStats } from './sampling';
 
 /** One prompt's generation state, independent of how rows are batched. */
 export class GenerationRow {
@@ -28,7 +28,11 @@ export class GenerationRow {
     this.finish = reason;
   }
 
-  /** Samples the next token from logits[offset, offset+V) and records it with its raw-distribution stats. */
+  /**
+   * Samples the next token from logits[offset, offset+V) and records its logprob under the
+   * distribution it was sampled from (softmax(logits / T), see tokenLogprob) and the entropy of
+   * the raw (temperature 1) distribution.
+   */
   accept(
     logits: Float32Array,
     offset: number,
@@ -41,7 +45,7 @@ export class GenerationRow {
     const token = sampleToken(logits, offset, V, params.temperature, params.topP, this.rand, scratch);
     const stats = tokenStats(logits, offset, V);
     this.tokenIds.push(token);
-    this.logprobs.push((logits[offset + token] as number) - stats.logZ);
+    this.logprobs.push(tokenLogprob(logits, offset, V, token, params.temperature));
     this.entropy.push(stats.entropy);
     const text = params.stop.length > 0 && token !== tokenizer.eosId ? tokenizer.decode(this.tokenIds) : undefined;
     this.finish = finishReason({

@@ -31,6 +31,30 @@ export function tokenStats(logits: ArrayLike<number>, offset: number, V: number)
   return { logZ: max + logSum, entropy };
 }
 
+/**
+ * The temperature whose distribution a sampled token's logprob is taken under. Greedy decoding
+ * (temperature 0) has no sampling distribution; its logprobs are the raw model's (temperature 1).
+ * The trainer divides its logits by the same value, so engine and trainer logprobs agree.
+ */
+export function logprobTemperature(temperature: number): number {
+  return temperature > 0 ? temperature : 1;
+}
+
+/**
+ * log p(token) under softmax(logits / logprobTemperature(temperature)): the distribution the
+ * token was drawn from. Top-p truncation is deliberately not reflected (the nucleus is not
+ * renormalised here): like verl, whose actor recomputes logprobs from logits / T over the whole
+ * vocabulary, the PPO ratio compares tempered but untruncated distributions.
+ */
+export function tokenLogprob(logits: ArrayLike<number>, offset: number, V: number, token: number, temperature: number): number {
+  const T = logprobTemperature(temperature);
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) max = Math.max(max, logits[offset + i] as number);
+  let sum = 0;
+  for (let i = 0; i < V; i++) sum += Math.exp(((logits[offset + i] as number) - max) / T);
+  return ((logits[offset + token] as number) - max) / T - Math.log(sum);
+}
+
 export function argmax(logits: ArrayLike<number>, offset: number, V: number): number {
   let best = 0;
   let bestVal = -Infinity;

@@ -55,13 +55,18 @@ export class Adam {
     return this.step;
   }
 
-  /** Clips by global norm, updates the variables, returns the pre-clip norm. */
+  /**
+   * Clips by global norm, updates the variables, returns the pre-clip norm. A non-finite norm
+   * skips the update entirely (moments and step count untouched), as verl's actor does.
+   */
   apply(grads: tf.NamedTensorMap, lr: number = this.config.lr): number {
     const { beta1, beta2, eps, weightDecay, clipNorm } = this.config;
     const names = [...this.vars.keys()].filter((n) => grads[n] !== undefined);
+    if (names.length === 0) return 0;
     const normT = tf.tidy(() => tf.sqrt(tf.addN(names.map((n) => tf.sum(tf.square(grads[n] as tf.Tensor))))));
     const gradNorm = normT.dataSync()[0] as number;
     normT.dispose();
+    if (!Number.isFinite(gradNorm)) return gradNorm;
     const clip = clipNorm > 0 && gradNorm > clipNorm ? clipNorm / (gradNorm + 1e-6) : 1;
     this.step += 1;
     const bc1 = 1 - Math.pow(beta1, this.step);

@@ -54,20 +54,46 @@ export function shifted(src: number[][] | undefined, rows: number, len: number):
   return out;
 }
 
-/** log p(target) per position, [rows, len]. Uses logSoftmax·oneHot: wasm has no gather gradient. */
-export function targetLogprobs(model: Gpt, p: Packed): tf.Tensor2D {
+/** Logprob of each target and entropy of each next-token distribution, both [rows, len]. */
+export interface TargetStats {
+  logp: tf.Tensor2D;
+  entropy: tf.Tensor2D;
+}
+
+/** log softmax(logits / temperature), [rows·len, V]. */
+function temperedLogSoftmax(model: Gpt, p: Packed, temperature: number): tf.Tensor2D {
   const logits = model.forward(p.ids, p.positions, p.keys);
-  const V = model.config.vocabSize;
-  const flat = tf.reshape(logits, [p.rows * p.len, V]);
-  const picked = tf.sum(tf.mul(tf.logSoftmax(flat), oneHotFloat(p.targets, V)), -1);
+  const flat = tf.reshape(logits, [p.rows * p.len, model.config.vocabSize]);
+  return tf.logSoftmax(temperature === 1 ? flat : tf.div(flat, temperature)) as tf.Tensor2D;
+}
+
+/** Σ_v lsm·oneHot(target): log p(target), [rows, len]. Uses logSoftmax·oneHot: wasm has no gather gradient. */
+function pickTargets(lsm: tf.Tensor2D, p: Packed): tf.Tensor2D {
+  const picked = tf.sum(tf.mul(lsm, oneHotFloat(p.targets, lsm.shape[1])), -1);
   return tf.reshape(picked, [p.rows, p.len]);
 }
 
 /**
- * log p(tokens[r][t] | tokens[r][<t]) under the model, per row; entry 0 is 0 (no context).
- * Rows are processed in chunks to bound memory.
+ * log p(target) under softmax(logits / temperature), per position, and the entropy of that
+ * distribution: verl divides the actor's logits by the rollout temperature before both.
  */
-export function sequenceLogprobs(model: Gpt, tokens: number[][], chunk = 32): number[][] {
+export function targetLogprobsAndEntropy(model: Gpt, p: Packed, temperature = 1): TargetStats {
+  const lsm = temperedLogSoftmax(model, p, temperature);
+  // H = -Σ p log p: verl's entropy_from_logits (logsumexp - Σ softmax·logits) of the tempered logits.
+  const entropy = tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1));
+  return { logp: pickTargets(lsm, p), entropy: tf.reshape(entropy, [p.rows, p.len]) };
+}
+
+/** log p(target) per position, [rows, len], under softmax(logits / temperature). */
+export function targetLogprobs(model: Gpt, p: Packed, temperature = 1): tf.Tensor2D {
+  return pickTargets(temperedLogSoftmax(model, p, temperature), p);
+}
+
+/**
+ * log p(tokens[r][t] | tokens[r][<t]) under softmax(logits / temperature), per row; entry 0 is 0
+ * (no context). Rows are processed in chunks to bound memory.
+ */
+export function sequenceLogprobs(model: Gpt, tokens: number[][], chunk = 32, temperature = 1): number[][] {
   const out: number[][] = [];
   for (let start = 0; start < tokens.length; start += chunk) {
     const part = tokens.slice(start, start + chunk);
@@ -77,7 +103,7 @@ export function sequenceLogprobs(model: Gpt, tokens: number[][], chunk = 32): nu
       continue;
     }
     const p = pack(part, model.config.maxSeq);
-    const lp = tf.tidy(() => targetLogprobs(model, p));
+    const lp = tf.tidy(() => targetLogprobs(model, p, temperature));
     const data = lp.dataSync() as Float32Array;
     lp.dispose();
     disposePacked(p);

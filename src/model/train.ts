@@ -1,7 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
+import type { KlKind, LossAggMode } from '../config/schema';
+import { aggLoss, lossNormOf, type LossNorm } from '../rl/agg-loss';
+import { klPenaltyTensor } from '../rl/kl';
+import { policyLoss } from '../rl/policy-loss';
 import type { Adam } from './adam';
 import type { Gpt } from './gpt';
-import { disposePacked, pack, shifted, targetLogprobs } from './logprobs';
+import { disposePacked, pack, shifted, targetLogprobs, targetLogprobsAndEntropy } from './logprobs';
 
 /**
  * One optimisation batch. Every per-token array is aligned with `tokens`: entry t concerns
@@ -14,30 +18,87 @@ export interface TrainBatch {
   lossMask: number[][];
   /** One advantage per row; present = clipped policy-gradient loss, absent = SFT. */
   advantages?: number[];
-  /** Behaviour-policy logprobs; absent = on-policy (ratio 1, gradient of plain PG). */
+  /**
+   * Behaviour-policy logprobs (under the sampling temperature); absent = on-policy: the current
+   * logprobs, detached (ratio exactly 1), as verl does with one epoch and one mini-batch.
+   */
   oldLogprobs?: number[][];
-  /** PPO clip range; default 0.2. */
-  clipEps?: number;
+  /** Reference-policy logprobs (same temperature), needed by the KL loss. */
+  refLogprobs?: number[][];
 }
 
-export interface TrainStepResult {
-  /** Masked mean loss before the update. */
+/** The policy-gradient objective: verl's actor loss (pg loss - entropy bonus + KL loss). */
+export interface PgLossOptions {
+  /** Ratio floor 1 - clipLow and ceiling 1 + clipHigh (verl clip_ratio_low / clip_ratio_high). */
+  clipLow: number;
+  clipHigh: number;
+  /** Dual-clip bound for negative advantages, > 1 (verl clip_ratio_c). */
+  dualClipC: number;
+  aggMode: LossAggMode;
+  /**
+   * seq-mean-token-sum-norm's divisor (verl loss_scale_factor). Absent: the longest row of the
+   * batch given to trainStep, minus one (verl's default is the padded response width).
+   */
+  lossScaleFactor?: number;
+  /** Logits are divided by it before log-softmax and entropy (verl passes the rollout temperature); > 0. */
+  temperature: number;
+  /** Subtracts entropyCoeff · aggLoss(entropy) (verl entropy_coeff). */
+  entropyCoeff: number;
+  /** Adds coef · aggLoss(kl(logp, ref)) (verl use_kl_loss); needs batch.refLogprobs. */
+  klLoss?: { coef: number; kind: KlKind };
+}
+
+export const DEFAULT_PG_LOSS: PgLossOptions = {
+  clipLow: 0.2,
+  clipHigh: 0.2,
+  dualClipC: 3,
+  aggMode: 'token-mean',
+  temperature: 1,
+  entropyCoeff: 0,
+};
+
+/** Policy-gradient statistics of one step (means over its trained tokens unless stated). */
+export interface PgStepStats {
+  /** The policy loss alone (aggregated like the total). */
+  pgLoss: number;
+  /** Share of tokens whose loss the clip changed (verl pg_clipfrac). */
+  clipFraction: number;
+  /** Share of tokens whose loss the dual clip changed (verl pg_clipfrac_lower). */
+  clipFractionLower: number;
+  /** Mean of old - new logprob (verl ppo_kl). */
+  approxKl: number;
+  /** Mean entropy of the (tempered) next-token distributions. */
+  entropy: number;
+  /** aggLoss of the KL estimate, before its coefficient; only with a KL loss. */
+  klLoss?: number;
+}
+
+export interface TrainStepResult extends Partial<PgStepStats> {
+  /** The minimised loss before the update (SFT: masked mean NLL). */
   loss: number;
   /** Tokens that contributed to the loss. */
   tokens: number;
   /** Global gradient norm before clipping. */
   gradNorm: number;
-  /** Share of trained tokens whose ratio was clipped (policy-gradient steps only). */
-  clipFraction?: number;
+}
+
+/** Sums over one micro-batch; they add up to the mini-batch's values. */
+interface PgSums {
+  pgLoss: number;
+  klLoss: number;
+  clipped: number;
+  clippedLower: number;
+  approxKl: number;
+  entropy: number;
 }
 
 export interface Gradients {
-  /** This batch's loss contribution: masked sum of per-token losses / normalizer. */
+  /** This batch's share of the loss: its per-token losses over the whole batch's denominators. */
   loss: number;
   /** Tokens that contributed to the loss. */
   tokens: number;
-  /** Trained tokens whose ratio was clipped (policy-gradient batches only). */
-  clipped?: number;
+  /** Policy-gradient batches only: token sums of the statistics, and the batch's loss shares. */
+  pg?: PgSums;
   /** d loss / d weight by weight name (weightShapes names); the caller disposes them. */
   grads: tf.NamedTensorMap;
 }
@@ -49,12 +110,27 @@ export function countLossTokens(batch: TrainBatch): number {
   return n;
 }
 
+/** Denominators of `batch` as one mini-batch (entry 0 of each row is never trained). */
+export function batchLossNorm(batch: TrainBatch, lossScaleFactor?: number): LossNorm {
+  const scale = lossScaleFactor ?? Math.max(1, Math.max(...batch.tokens.map((r) => r.length)) - 1);
+  return lossNormOf(
+    batch.lossMask.map((r) => r.slice(1)),
+    scale,
+  );
+}
+
+export interface GradientOptions {
+  /** Denominators shared by all micro-batches of a mini-batch; default: this batch's own. */
+  norm?: LossNorm;
+  /** Policy-gradient objective; used when the batch has advantages. Default DEFAULT_PG_LOSS. */
+  pg?: PgLossOptions;
+}
+
 /**
- * Loss and gradients of one (micro-)batch without updating anything. Dividing by a shared
- * `normalizer` (default: this batch's token count) lets micro-batch gradients be summed
- * into exactly the full batch's gradient.
+ * Loss and gradients of one (micro-)batch without updating anything. Every aggregation divides by
+ * the shared `norm` of the whole mini-batch, so micro-batch gradients sum exactly to its gradient.
  */
-export function computeGradients(model: Gpt, batch: TrainBatch, normalizer?: number): Gradients {
+export function computeGradients(model: Gpt, batch: TrainBatch, options: GradientOptions = {}): Gradients {
   const p = pack(batch.tokens, model.config.maxSeq);
   const maskArr = shifted(batch.lossMask, p.rows, p.len);
   const count = maskArr.reduce((a, b) => a + (b > 0 ? 1 : 0), 0);
@@ -62,24 +138,50 @@ export function computeGradients(model: Gpt, batch: TrainBatch, normalizer?: num
     disposePacked(p);
     return { loss: 0, tokens: 0, grads: {} };
   }
-  const denom = normalizer ?? count;
+  const pgOpts = batch.advantages !== undefined ? (options.pg ?? DEFAULT_PG_LOSS) : undefined;
+  const norm = options.norm ?? batchLossNorm(batch, pgOpts?.lossScaleFactor);
   const mask = tf.tensor2d(maskArr, [p.rows, p.len]);
-  const pg = batch.advantages !== undefined;
-  const adv = pg ? tf.tensor2d(Float32Array.from(batch.advantages as number[]), [p.rows, 1]) : undefined;
-  const old = pg && batch.oldLogprobs ? tf.tensor2d(shifted(batch.oldLogprobs, p.rows, p.len), [p.rows, p.len]) : undefined;
-  const eps = batch.clipEps ?? 0.2;
-  let clipped: number | undefined;
+  const tensor = (rows: number[][] | undefined): tf.Tensor2D | undefined => (rows ? tf.tensor2d(shifted(rows, p.rows, p.len), [p.rows, p.len]) : undefined);
+  const adv = pgOpts ? tf.tensor2d(Float32Array.from(batch.advantages as number[]), [p.rows, 1]) : undefined;
+  const old = pgOpts ? tensor(batch.oldLogprobs) : undefined;
+  if (pgOpts?.klLoss && !batch.refLogprobs) throw new Error('the KL loss needs refLogprobs in the batch');
+  const ref = pgOpts?.klLoss ? tensor(batch.refLogprobs) : undefined;
+  let sums: PgSums | undefined;
 
   const lossFn = (): tf.Scalar => {
-    const logp = targetLogprobs(model, p);
-    if (!adv) return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), denom) as tf.Scalar;
+    if (!pgOpts || !adv) {
+      const logp = targetLogprobs(model, p);
+      return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), norm.tokens) as tf.Scalar;
+    }
+    const { logp, entropy } = targetLogprobsAndEntropy(model, p, pgOpts.temperature);
     // Reading logp back to JS is the stop-gradient tfjs lacks for the on-policy case.
     const behaviour = old ?? tf.tensor2d(logp.dataSync() as Float32Array, [p.rows, p.len]);
-    const ratio = tf.exp(tf.sub(logp, behaviour));
-    const bounded = tf.clipByValue(ratio, 1 - eps, 1 + eps);
-    const surrogate = tf.minimum(tf.mul(ratio, adv), tf.mul(bounded, adv));
-    clipped = countClipped(ratio.dataSync() as Float32Array, maskArr, eps);
-    return tf.div(tf.neg(tf.sum(tf.mul(surrogate, mask))), denom) as tf.Scalar;
+    const out = policyLoss({
+      logprob: logp,
+      oldLogprob: behaviour,
+      advantages: adv,
+      mask,
+      clip: { clipLow: pgOpts.clipLow, clipHigh: pgOpts.clipHigh, dualClipC: pgOpts.dualClipC },
+      aggMode: pgOpts.aggMode,
+      norm,
+    });
+    const read = (t: tf.Tensor): number => t.dataSync()[0] as number;
+    sums = {
+      pgLoss: read(out.loss),
+      klLoss: 0,
+      clipped: read(out.clipFrac) * count,
+      clippedLower: read(out.clipFracLower) * count,
+      approxKl: read(out.ppoKl) * count,
+      entropy: read(tf.sum(tf.mul(entropy, mask))),
+    };
+    let total: tf.Scalar = out.loss;
+    if (pgOpts.entropyCoeff !== 0) total = tf.sub(total, tf.mul(aggLoss(entropy, mask, pgOpts.aggMode, norm), pgOpts.entropyCoeff));
+    if (pgOpts.klLoss && ref) {
+      const klLoss = aggLoss(klPenaltyTensor(logp, ref, pgOpts.klLoss.kind), mask, pgOpts.aggMode, norm);
+      sums.klLoss = read(klLoss);
+      total = tf.add(total, tf.mul(klLoss, pgOpts.klLoss.coef));
+    }
+    return total;
   };
 
   const { value, grads } = tf.variableGrads(lossFn, model.variableList);
@@ -89,9 +191,9 @@ export function computeGradients(model: Gpt, batch: TrainBatch, normalizer?: num
     const g = grads[v.name];
     if (g) named[name] = g;
   }
-  tf.dispose([value, mask, ...(adv ? [adv] : []), ...(old ? [old] : [])]);
+  tf.dispose([value, mask, ...[adv, old, ref].filter((t): t is tf.Tensor2D => t !== undefined)]);
   disposePacked(p);
-  return { loss, tokens: count, grads: named, ...(clipped !== undefined ? { clipped } : {}) };
+  return { loss, tokens: count, grads: named, ...(sums ? { pg: sums } : {}) };
 }
 
 export interface TrainStepOptions {
@@ -100,34 +202,104 @@ export interface TrainStepOptions {
    * optimiser update, so the result equals one full-batch step with less peak memory.
    */
   microBatchRows?: number;
+  /** Policy-gradient objective (batches with advantages); default DEFAULT_PG_LOSS. */
+  pg?: PgLossOptions;
 }
 
-/** One optimiser update: SFT cross-entropy, or the clipped policy-gradient loss when advantages are given. */
+/** One optimiser update: SFT cross-entropy, or the policy-gradient loss when advantages are given. */
 export function trainStep(model: Gpt, batch: TrainBatch, optimizer: Adam, lr?: number, options: TrainStepOptions = {}): TrainStepResult {
-  const rows = batch.tokens.length;
-  const step = Math.max(1, Math.min(options.microBatchRows ?? rows, rows));
-  const total = countLossTokens(batch);
-  if (total === 0) return { loss: 0, tokens: 0, gradNorm: 0 };
-  let loss = 0;
-  let clipped: number | undefined;
-  let acc: tf.NamedTensorMap = {};
-  for (let start = 0; start < rows; start += step) {
-    const part = step === rows ? batch : sliceRows(batch, start, start + step);
-    const g = computeGradients(model, part, total);
-    loss += g.loss;
-    if (g.clipped !== undefined) clipped = (clipped ?? 0) + g.clipped;
-    acc = accumulate(acc, g.grads);
+  const steps = microBatchSteps(model, batch, optimizer, lr, options);
+  let r = steps.next();
+  while (!r.done) r = steps.next();
+  return r.value;
+}
+
+/**
+ * trainStep that awaits `onMicroBatch` after every forward/backward pass, so a long update can
+ * heartbeat and let the event loop run (tfjs work itself is synchronous).
+ */
+export async function trainStepAsync(
+  model: Gpt,
+  batch: TrainBatch,
+  optimizer: Adam,
+  lr: number | undefined,
+  options: TrainStepOptions & { onMicroBatch?: (done: number, total: number) => Promise<void> },
+): Promise<TrainStepResult> {
+  const steps = microBatchSteps(model, batch, optimizer, lr, options);
+  let r = steps.next();
+  try {
+    while (!r.done) {
+      await options.onMicroBatch?.(r.value.done, r.value.total);
+      r = steps.next();
+    }
+    return r.value;
+  } finally {
+    // A throwing callback (e.g. cancellation) leaves the generator suspended: let it free its gradients.
+    if (!r.done) steps.return({ loss: 0, tokens: 0, gradNorm: 0 });
   }
-  const gradNorm = optimizer.apply(acc, lr);
-  tf.dispose(Object.values(acc));
-  return { loss, tokens: total, gradNorm, ...(clipped !== undefined ? { clipFraction: clipped / total } : {}) };
+}
+
+/** The micro-batch loop of one update; yields after every micro-batch, returns after the update. */
+function* microBatchSteps(
+  model: Gpt,
+  batch: TrainBatch,
+  optimizer: Adam,
+  lr: number | undefined,
+  options: TrainStepOptions,
+): Generator<{ done: number; total: number }, TrainStepResult, void> {
+  const rows = batch.tokens.length;
+  const size = Math.max(1, Math.min(options.microBatchRows ?? rows, rows));
+  const pg = batch.advantages !== undefined ? (options.pg ?? DEFAULT_PG_LOSS) : undefined;
+  const norm = batchLossNorm(batch, pg?.lossScaleFactor);
+  if (norm.tokens === 0) return { loss: 0, tokens: 0, gradNorm: 0 };
+  const parts = Math.ceil(rows / size);
+  let loss = 0;
+  let sums: PgSums | undefined;
+  let acc: tf.NamedTensorMap = {};
+  try {
+    for (let i = 0; i < parts; i++) {
+      const part = parts === 1 ? batch : sliceRows(batch, i * size, (i + 1) * size);
+      const g = computeGradients(model, part, { norm, ...(pg ? { pg } : {}) });
+      loss += g.loss;
+      if (g.pg) sums = addSums(sums, g.pg);
+      acc = accumulate(acc, g.grads);
+      yield { done: i + 1, total: parts };
+    }
+    const gradNorm = optimizer.apply(acc, lr);
+    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm };
+    if (sums) {
+      Object.assign(result, {
+        pgLoss: sums.pgLoss,
+        clipFraction: sums.clipped / norm.tokens,
+        clipFractionLower: sums.clippedLower / norm.tokens,
+        approxKl: sums.approxKl / norm.tokens,
+        entropy: sums.entropy / norm.tokens,
+        ...(pg?.klLoss ? { klLoss: sums.klLoss } : {}),
+      } satisfies PgStepStats);
+    }
+    return result;
+  } finally {
+    tf.dispose(Object.values(acc));
+  }
+}
+
+function addSums(a: PgSums | undefined, b: PgSums): PgSums {
+  if (!a) return { ...b };
+  return {
+    pgLoss: a.pgLoss + b.pgLoss,
+    klLoss: a.klLoss + b.klLoss,
+    clipped: a.clipped + b.clipped,
+    clippedLower: a.clippedLower + b.clippedLower,
+    approxKl: a.approxKl + b.approxKl,
+    entropy: a.entropy + b.entropy,
+  };
 }
 
 function sliceRows(batch: TrainBatch, from: number, to: number): TrainBatch {
   const out: TrainBatch = { tokens: batch.tokens.slice(from, to), lossMask: batch.lossMask.slice(from, to) };
   if (batch.advantages) out.advantages = batch.advantages.slice(from, to);
   if (batch.oldLogprobs) out.oldLogprobs = batch.oldLogprobs.slice(from, to);
-  if (batch.clipEps !== undefined) out.clipEps = batch.clipEps;
+  if (batch.refLogprobs) out.refLogprobs = batch.refLogprobs.slice(from, to);
   return out;
 }
 
@@ -140,15 +312,6 @@ function accumulate(acc: tf.NamedTensorMap, next: tf.NamedTensorMap): tf.NamedTe
     if (prev) tf.dispose([prev, g]);
   }
   return acc;
-}
-
-function countClipped(ratio: Float32Array, mask: Float32Array, eps: number): number {
-  let n = 0;
-  for (let i = 0; i < ratio.length; i++) {
-    const r = ratio[i] as number;
-    if ((mask[i] as number) > 0 && (r < 1 - eps || r > 1 + eps)) n++;
-  }
-  return n;
 }
 
 // Kept here too: callers think of recomputing logprobs as part of training.

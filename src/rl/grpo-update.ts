@@ -1,14 +1,32 @@
-/** One GRPO optimiser update of a checkpoint on a rollout's samples. */
+/**
+ * One GRPO update of a checkpoint on a rollout's samples, as verl's actor update
+ * (verl/workers/actor/dp_actor.py update_policy): ppoEpochs passes over the rollout, each split
+ * into miniBatches optimiser steps, each step accumulated over micro-batches.
+ */
+import type { RunConfig } from '../config/schema';
 import type { Sample } from '../domain/types';
+import { logprobTemperature } from '../engine/sampling';
 import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
-import { trainStep } from '../model/train';
+import { mixSeed, mulberry32 } from '../model/rng';
+import { sequenceLogprobs, trainStepAsync, type PgLossOptions, type TrainBatch } from '../model/train';
 import { buildPgBatch } from './grpo';
 
+export type RlConfig = RunConfig['rl'];
+
+export interface GrpoProgress {
+  phase: 'reference' | 'update';
+  /** Reference: rows scored so far; update: optimiser steps finished. */
+  done: number;
+  total: number;
+  /** Update phase: micro-batches finished within the current optimiser step. */
+  microBatch?: number;
+  microBatches?: number;
+}
+
 export interface GrpoUpdateOptions {
-  learningRate: number;
-  clipEps: number;
+  rl: RlConfig;
   /** Step number the new checkpoint gets. */
   step: number;
   /**
@@ -18,40 +36,232 @@ export interface GrpoUpdateOptions {
   resetOptimizer: boolean;
   /** Bounds peak memory; gradients of the micro-batches are summed into one update. */
   microBatchRows: number;
+  /** Seeds the mini-batch shuffle: the same seed gives the same bytes (a retried activity). */
+  seed: number;
+  /** The frozen policy RL started from; required by useKlLoss and useKlInReward. */
+  reference?: Checkpoint;
+  /** Awaited between micro-batches and reference chunks: heartbeats, cancellation, event loop. */
+  onProgress?: (p: GrpoProgress) => Promise<void>;
 }
 
 export interface GrpoUpdateResult {
   checkpoint: Checkpoint;
+  /** Minimised loss (pg loss - entropyCoeff·entropy + klLossCoef·KL loss), mean over optimiser steps. */
   loss: number;
+  /** Policy loss alone, mean over optimiser steps (verl actor/pg_loss). */
+  pgLoss: number;
+  /** Share of trained tokens whose loss the clip changed, over all steps (verl actor/pg_clipfrac). */
+  pgClipFrac: number;
+  /** Same share for the dual clip (verl actor/pg_clipfrac_lower). */
+  pgClipFracLower: number;
+  /** Mean old - new logprob over all steps' tokens (verl actor/ppo_kl). */
+  approxKl: number;
+  /** Mean entropy of the tempered next-token distributions over all steps' tokens. */
+  entropy: number;
+  /** Pre-clip gradient norm: mean over optimiser steps with a finite norm, and the last step's. */
+  gradNorm: number;
+  gradNormLast: number;
+  /** KL-loss estimate before its coefficient, mean over steps (useKlLoss only; verl actor/kl_loss). */
+  klLoss?: number;
+  /** Mean per-token KL of behaviour vs reference (useKlInReward only; verl actor/reward_kl_penalty). */
+  rewardKlPenalty?: number;
+  optimizerSteps: number;
+  /** Steps skipped because the gradient norm was not finite (verl skips them too). */
+  nonFiniteGradSteps: number;
+  /** Trained tokens in the rollout's batch (each counted once, not once per epoch). */
+  tokens: number;
+  /** Training rows (samples) in the batch. */
   rows: number;
-  /** Samples of groups whose episodes all earned the same reward (no advantage). */
+  /** Mean response length (tokens) of the rows. */
+  meanResponseLength: number;
+  /** Samples with no trained token (empty or fully masked response), left out: they add nothing. */
   skipped: number;
   /** Samples longer than the model's maxSeq, left out. */
   tooLong: number;
   meanReward: number;
+  groups: number;
+  /** Groups whose episodes all scored the same: kept with advantage 0. */
+  flatGroups: number;
+  /** Same as pgClipFrac (the run's RlPoint reads this name). */
   clipFraction: number;
 }
 
-export function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[], opts: GrpoUpdateOptions): GrpoUpdateResult {
-  const { batch, skipped, tooLong, stats } = buildPgBatch(samples, { maxSeq: ckpt.config.maxSeq, clipEps: opts.clipEps });
+/** verl's loss, from the run config. */
+export function pgLossOptions(rl: RlConfig): PgLossOptions {
+  return {
+    // Unset bounds fall back to clipEps. verl's actor.yaml sets clip_ratio_low/high to 0.2
+    // themselves, so there changing clip_ratio alone does not move the vanilla loss's bounds.
+    clipLow: rl.clipEpsLow ?? rl.clipEps,
+    clipHigh: rl.clipEpsHigh ?? rl.clipEps,
+    dualClipC: rl.dualClipC,
+    aggMode: rl.lossAggMode,
+    // verl's default divisor is the padded response width, i.e. the longest response allowed.
+    lossScaleFactor: rl.lossScaleFactor ?? rl.maxNewTokens,
+    temperature: logprobTemperature(rl.temperature),
+    entropyCoeff: rl.entropyCoeff,
+    ...(rl.useKlLoss ? { klLoss: { coef: rl.klLossCoef, kind: rl.klLossType } } : {}),
+  };
+}
+
+const REFERENCE_CHUNK_ROWS = 16;
+
+export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[], opts: GrpoUpdateOptions): Promise<GrpoUpdateResult> {
+  const { rl } = opts;
+  const pg = pgLossOptions(rl);
+  const progress = opts.onProgress ?? (async () => {});
+  const refLogprobs = rl.useKlLoss || rl.useKlInReward ? await referenceLogprobs(ckpt, samples, opts, pg.temperature, progress) : undefined;
+  const built = buildPgBatch(samples, {
+    maxSeq: ckpt.config.maxSeq,
+    normAdvByStd: rl.normAdvByStd,
+    epsilon: rl.advEpsilon,
+    ...(rl.useKlInReward && refLogprobs ? { klInReward: { coef: rl.klRewardCoef, kind: rl.klPenalty, refLogprobs } } : {}),
+    ...(rl.useKlLoss && refLogprobs ? { refLogprobs } : {}),
+  });
+  const { batch, stats } = built;
+  const rows = batch.tokens.length;
+  // verl's on-policy case (one epoch, one mini-batch): old logprobs are the current ones,
+  // detached, so the ratio is exactly 1. Otherwise they are the engine's (the sampling policy's).
+  const onPolicy = rl.ppoEpochs === 1 && rl.miniBatches === 1;
+
   const model = Gpt.fromWeights(ckpt.config, ckpt.weights);
-  const optimizer = new Adam(model.params, { lr: opts.learningRate });
+  const optimizer = new Adam(model.params, { lr: rl.learningRate, clipNorm: rl.gradClip });
   try {
-    if (ckpt.optimizer && !opts.resetOptimizer) optimizer.setState(ckpt.optimizer);
-    // No rows (every group flat) still yields a checkpoint at this step, so step numbering stays dense.
-    const r = batch.tokens.length > 0 ? trainStep(model, batch, optimizer, opts.learningRate, { microBatchRows: opts.microBatchRows }) : undefined;
-    if (r && !Number.isFinite(r.loss)) throw new Error(`GRPO loss is ${r.loss} at step ${opts.step}`);
+    if (ckpt.optimizer && !opts.resetOptimizer) {
+      optimizer.setState({ ...ckpt.optimizer, config: { ...ckpt.optimizer.config, clipNorm: rl.gradClip } });
+    }
+    const acc = { steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0 };
+    const plan: number[][][] = [];
+    for (let epoch = 0; epoch < rl.ppoEpochs && rows > 0; epoch++) {
+      plan.push(miniBatchRows(built.rowGroups, rl.miniBatches, mulberry32(mixSeed(opts.seed, epoch))));
+    }
+    const total = plan.reduce((n, parts) => n + parts.length, 0);
+    for (const parts of plan) {
+      for (const part of parts) {
+        const sub = selectRows(batch, part, onPolicy);
+        const r = await trainStepAsync(model, sub, optimizer, rl.learningRate, {
+          microBatchRows: opts.microBatchRows,
+          pg,
+          onMicroBatch: (microBatch, microBatches) => progress({ phase: 'update', done: acc.steps, total, microBatch, microBatches }),
+        });
+        if (!Number.isFinite(r.loss)) throw new Error(`GRPO loss is ${r.loss} at step ${opts.step}`);
+        acc.steps++;
+        acc.loss += r.loss;
+        acc.pgLoss += r.pgLoss ?? 0;
+        acc.klLoss += r.klLoss ?? 0;
+        acc.gradNormLast = r.gradNorm;
+        if (Number.isFinite(r.gradNorm)) {
+          acc.gradNorm += r.gradNorm;
+          acc.finiteNorms++;
+        } else acc.nonFinite++;
+        acc.tokens += r.tokens;
+        acc.clipped += (r.clipFraction ?? 0) * r.tokens;
+        acc.clippedLower += (r.clipFractionLower ?? 0) * r.tokens;
+        acc.approxKl += (r.approxKl ?? 0) * r.tokens;
+        acc.entropy += (r.entropy ?? 0) * r.tokens;
+      }
+    }
+    const perStep = (x: number): number => (acc.steps === 0 ? 0 : x / acc.steps);
+    const perToken = (x: number): number => (acc.tokens === 0 ? 0 : x / acc.tokens);
+    const pgClipFrac = perToken(acc.clipped);
     return {
+      // No rows still yields a checkpoint at this step, so step numbering stays dense.
       checkpoint: { config: ckpt.config, weights: model.getWeights(), optimizer: optimizer.getState(), step: opts.step },
-      loss: r?.loss ?? 0,
-      rows: batch.tokens.length,
-      skipped,
-      tooLong,
+      loss: perStep(acc.loss),
+      pgLoss: perStep(acc.pgLoss),
+      pgClipFrac,
+      pgClipFracLower: perToken(acc.clippedLower),
+      approxKl: perToken(acc.approxKl),
+      entropy: perToken(acc.entropy),
+      gradNorm: acc.finiteNorms === 0 ? 0 : acc.gradNorm / acc.finiteNorms,
+      gradNormLast: acc.gradNormLast,
+      ...(rl.useKlLoss ? { klLoss: perStep(acc.klLoss) } : {}),
+      ...(stats.rewardKlPenalty !== undefined ? { rewardKlPenalty: stats.rewardKlPenalty } : {}),
+      optimizerSteps: acc.steps,
+      nonFiniteGradSteps: acc.nonFinite,
+      tokens: batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0),
+      rows,
+      meanResponseLength: rows === 0 ? 0 : built.responseLengths.reduce((a, b) => a + b, 0) / rows,
+      skipped: built.skipped,
+      tooLong: built.tooLong,
       meanReward: stats.meanReward,
-      clipFraction: r?.clipFraction ?? 0,
+      groups: stats.groups,
+      flatGroups: stats.flatGroups,
+      clipFraction: pgClipFrac,
     };
   } finally {
     optimizer.dispose();
     model.dispose();
   }
+}
+
+/**
+ * Reference-policy logprobs of every sample's response under the rollout temperature (verl's ref
+ * worker uses the same temperature as the actor), aligned with responseTokens; undefined for a
+ * sample longer than maxSeq or without a trained token (it is not trained on).
+ */
+async function referenceLogprobs(
+  ckpt: Checkpoint,
+  samples: readonly Sample[],
+  opts: GrpoUpdateOptions,
+  temperature: number,
+  progress: (p: GrpoProgress) => Promise<void>,
+): Promise<Array<number[] | undefined>> {
+  const ref = opts.reference;
+  if (!ref) throw new Error('rl.useKlLoss and rl.useKlInReward need the reference checkpoint (the policy RL started from)');
+  if (JSON.stringify(ref.config) !== JSON.stringify(ckpt.config)) throw new Error('the reference checkpoint has a different model config than the policy');
+  const wanted = samples
+    .map((s, i) => ({ s, i }))
+    .filter(({ s }) => s.promptTokens.length + s.responseTokens.length <= ckpt.config.maxSeq && s.lossMask.some((m) => m > 0));
+  const out = new Array<number[] | undefined>(samples.length).fill(undefined);
+  const model = Gpt.fromWeights(ref.config, ref.weights);
+  try {
+    for (let start = 0; start < wanted.length; start += REFERENCE_CHUNK_ROWS) {
+      const part = wanted.slice(start, start + REFERENCE_CHUNK_ROWS);
+      const lp = sequenceLogprobs(model, part.map(({ s }) => [...s.promptTokens, ...s.responseTokens]), REFERENCE_CHUNK_ROWS, temperature);
+      part.forEach(({ s, i }, k) => {
+        out[i] = (lp[k] as number[]).slice(s.promptTokens.length);
+      });
+      await progress({ phase: 'reference', done: start + part.length, total: wanted.length });
+    }
+  } finally {
+    model.dispose();
+  }
+  return out;
+}
+
+/**
+ * Rows of each mini-batch of one epoch. Whole groups go to one mini-batch, as verl's split of a
+ * rollout whose group members sit next to each other; the group order is shuffled per epoch
+ * from `rand` (verl's actor does not shuffle by default: a deliberate difference, the usual PPO
+ * practice). Groups are dealt in contiguous runs of ⌊G/M⌋ or ⌈G/M⌉; empty mini-batches are dropped.
+ */
+export function miniBatchRows(rowGroups: readonly string[], miniBatches: number, rand: () => number): number[][] {
+  const rowsOf = new Map<string, number[]>();
+  rowGroups.forEach((g, r) => {
+    const list = rowsOf.get(g) ?? [];
+    list.push(r);
+    rowsOf.set(g, list);
+  });
+  const keys = [...rowsOf.keys()];
+  for (let i = keys.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [keys[i], keys[j]] = [keys[j] as string, keys[i] as string];
+  }
+  const parts: number[][] = [];
+  for (let m = 0; m < miniBatches; m++) {
+    const from = Math.floor((m * keys.length) / miniBatches);
+    const to = Math.floor(((m + 1) * keys.length) / miniBatches);
+    const rows = keys.slice(from, to).flatMap((k) => rowsOf.get(k) as number[]);
+    if (rows.length > 0) parts.push(rows);
+  }
+  return parts;
+}
+
+function selectRows(batch: TrainBatch, rows: readonly number[], onPolicy: boolean): TrainBatch {
+  const pick = <T>(xs: readonly T[]): T[] => rows.map((r) => xs[r] as T);
+  const out: TrainBatch = { tokens: pick(batch.tokens), lossMask: pick(batch.lossMask) };
+  if (batch.advantages) out.advantages = pick(batch.advantages);
+  if (batch.oldLogprobs && !onPolicy) out.oldLogprobs = pick(batch.oldLogprobs);
+  if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs);
+  return out;
 }

@@ -1,85 +1,160 @@
 /**
- * GRPO without a critic: an episode's advantage is its reward relative to the other episodes of
+ * GRPO without a critic: an episode's advantage is its score relative to the other episodes of
  * the same prompt (its group). Pure functions, so the math is tested without a model.
+ *
+ * An episode is the unit verl calls a response: it earns one outcome reward, and all of its
+ * samples (one per generation: planner and actor turns) share that reward and its advantage,
+ * as the tokens of one multi-turn verl response share one.
  */
+import type { KlKind } from '../config/schema';
 import type { Sample } from '../domain/types';
 import type { TrainBatch } from '../model/train';
+import { episodeAdvantages, groupKey, type AdvantageOptions, type EpisodeScore } from './advantages';
+import { klPenalty } from './kl';
 
 export interface GroupStats {
-  /** Advantage per episode id; episodes of groups with no reward spread are absent. */
+  /** Advantage per episode id; every episode has one (flat groups: 0). */
   advantages: Map<string, number>;
   groups: number;
-  /** Groups whose episodes all earned the same reward: nothing to learn from them. */
+  /** Groups whose episodes all earned the same score: advantage 0, nothing to learn from them. */
   flatGroups: number;
-  /** Mean over episodes (not samples), so long episodes do not weigh more. */
+  /** Episodes without a group: a group of one, advantage = score (verl's mean 0, std 1). */
+  singletonGroups: number;
+  /** Mean reward over episodes (not samples), so long episodes do not weigh more; before any KL penalty. */
   meanReward: number;
+  /**
+   * useKlInReward only: verl's actor/reward_kl_penalty, the mean over samples of each sample's
+   * mean per-token KL estimate against the reference (before multiplying by the coefficient).
+   */
+  rewardKlPenalty?: number;
 }
 
-const STD_EPS = 1e-6;
+/**
+ * verl's use_kl_in_reward: token-level rewards become score - β·kl_t before the advantage
+ * estimator, and GRPO's estimator sums the token-level rewards of a response into one score.
+ * So for GRPO the penalty acts per trajectory: score = reward - β Σ_t kl_t, summed over the
+ * trained tokens of all the episode's samples, and then normalised within the group with the
+ * other scores. kl_t compares the behaviour logprobs (the engine's) with the reference's, as
+ * verl compares old_log_probs with ref_log_prob.
+ */
+export interface KlInReward {
+  coef: number;
+  kind: KlKind;
+  /**
+   * Reference logprobs per sample (same order as the samples), aligned with responseTokens;
+   * undefined for a sample that cannot be scored (longer than maxSeq), which then adds no penalty.
+   */
+  refLogprobs: ReadonlyArray<readonly number[] | undefined>;
+}
 
-/** One reward per episode, normalised within its group by the group's mean and (population) std. */
-export function groupAdvantages(samples: readonly Sample[]): GroupStats {
-  // An episode without a group id forms a group of one and therefore gets no advantage.
-  const groups = new Map<string, Map<string, number>>();
-  for (const s of samples) {
-    const key = s.metadata.groupId ?? `episode:${s.metadata.episodeId}`;
-    const episodes = groups.get(key) ?? new Map<string, number>();
-    episodes.set(s.metadata.episodeId, s.reward);
-    groups.set(key, episodes);
-  }
-  const advantages = new Map<string, number>();
-  let flatGroups = 0;
-  let rewardSum = 0;
-  let episodeCount = 0;
-  for (const episodes of groups.values()) {
-    const rewards = [...episodes.values()];
-    const mean = rewards.reduce((a, r) => a + r, 0) / rewards.length;
-    const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / rewards.length);
-    rewardSum += rewards.reduce((a, r) => a + r, 0);
-    episodeCount += rewards.length;
-    if (rewards.every((r) => r === rewards[0])) {
-      flatGroups++;
-      continue;
-    }
-    for (const [episodeId, reward] of episodes) advantages.set(episodeId, (reward - mean) / (std + STD_EPS));
-  }
-  return { advantages, groups: groups.size, flatGroups, meanReward: episodeCount === 0 ? 0 : rewardSum / episodeCount };
+export interface PgBatchOptions extends AdvantageOptions {
+  maxSeq: number;
+  klInReward?: KlInReward;
+  /**
+   * Reference logprobs per sample for the KL loss, aligned with responseTokens; copied into the
+   * batch (prompt part zeros) for the rows kept.
+   */
+  refLogprobs?: ReadonlyArray<readonly number[] | undefined>;
 }
 
 export interface PgBatchResult {
   batch: TrainBatch;
-  /** Samples of flat groups (advantage 0), left out. */
+  /** Group key of each row: mini-batches keep a group's rows together. */
+  rowGroups: string[];
+  /** Response tokens of each row (trained or not). */
+  responseLengths: number[];
+  /** Samples with no trained token (empty response or all masked), left out: they add nothing to any loss. */
   skipped: number;
   /** Samples longer than maxSeq, left out rather than truncated (a cut row loses its reward's cause). */
   tooLong: number;
   stats: GroupStats;
 }
 
+/** Per-episode scores: its reward minus the KL penalty (if any). */
+function episodeScores(samples: readonly Sample[], kl: KlInReward | undefined): { scores: EpisodeScore[]; meanReward: number; rewardKlPenalty?: number } {
+  const byEpisode = new Map<string, EpisodeScore>();
+  // An episode's samples share its reward; the first one's is taken.
+  const rewards: number[] = [];
+  let klSeqMeanSum = 0;
+  let klSeqs = 0;
+  samples.forEach((s, i) => {
+    const id = s.metadata.episodeId;
+    let e = byEpisode.get(id);
+    if (!e) {
+      e = { episodeId: id, groupId: s.metadata.groupId, score: s.reward };
+      byEpisode.set(id, e);
+      rewards.push(s.reward);
+    }
+    const ref = kl?.refLogprobs[i];
+    if (!kl || !ref) return;
+    let sum = 0;
+    let n = 0;
+    s.lossMask.forEach((m, t) => {
+      if (m <= 0) return;
+      sum += klPenalty(s.logprobs[t] as number, ref[t] as number, kl.kind);
+      n++;
+    });
+    e.score -= kl.coef * sum;
+    if (n > 0) {
+      klSeqMeanSum += sum / n;
+      klSeqs++;
+    }
+  });
+  const scores = [...byEpisode.values()];
+  const meanReward = rewards.length === 0 ? 0 : rewards.reduce((a, r) => a + r, 0) / rewards.length;
+  return { scores, meanReward, ...(kl ? { rewardKlPenalty: klSeqs === 0 ? 0 : klSeqMeanSum / klSeqs } : {}) };
+}
+
+/** Advantage per episode (verl GRPO), plus the rollout's reward statistics. */
+export function groupAdvantages(samples: readonly Sample[], opts: AdvantageOptions & { klInReward?: KlInReward }): GroupStats {
+  const { scores, meanReward, rewardKlPenalty } = episodeScores(samples, opts.klInReward);
+  const adv = episodeAdvantages(scores, opts);
+  return {
+    advantages: adv.advantages,
+    groups: adv.groups,
+    flatGroups: adv.flatGroups,
+    singletonGroups: adv.singletonGroups,
+    meanReward,
+    ...(rewardKlPenalty !== undefined ? { rewardKlPenalty } : {}),
+  };
+}
+
 /**
  * The policy-gradient batch: one row per sample, prompt then response. Per-token arrays follow
  * trainStep's alignment (entry t concerns predicting tokens[t]), so the prompt part is zeros.
+ * Advantages come from all samples' episodes, including rows left out here.
  */
-export function buildPgBatch(samples: readonly Sample[], opts: { maxSeq: number; clipEps: number }): PgBatchResult {
-  const stats = groupAdvantages(samples);
-  const batch: TrainBatch = { tokens: [], lossMask: [], advantages: [], oldLogprobs: [], clipEps: opts.clipEps };
+export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): PgBatchResult {
+  const stats = groupAdvantages(samples, opts);
+  const batch: TrainBatch = { tokens: [], lossMask: [], advantages: [], oldLogprobs: [] };
+  if (opts.refLogprobs) batch.refLogprobs = [];
+  const rowGroups: string[] = [];
+  const responseLengths: number[] = [];
   let skipped = 0;
   let tooLong = 0;
-  for (const s of samples) {
-    const advantage = stats.advantages.get(s.metadata.episodeId);
-    if (advantage === undefined) {
-      skipped++;
-      continue;
-    }
+  samples.forEach((s, i) => {
     const tokens = [...s.promptTokens, ...s.responseTokens];
     if (tokens.length > opts.maxSeq) {
       tooLong++;
-      continue;
+      return;
+    }
+    // Entry 0 of a row is never trained (nothing predicts it), hence the position check.
+    if (!s.lossMask.some((m, j) => m > 0 && s.promptTokens.length + j >= 1)) {
+      skipped++;
+      return;
     }
     const zeros = s.promptTokens.map(() => 0);
     batch.tokens.push(tokens);
     batch.lossMask.push([...zeros, ...s.lossMask]);
     batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
-    batch.advantages!.push(advantage);
-  }
-  return { batch, skipped, tooLong, stats };
+    batch.advantages!.push(stats.advantages.get(s.metadata.episodeId) as number);
+    if (batch.refLogprobs) {
+      const ref = opts.refLogprobs?.[i];
+      if (!ref) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has no reference logprobs`);
+      batch.refLogprobs.push([...zeros, ...ref]);
+    }
+    rowGroups.push(groupKey(s.metadata.groupId, s.metadata.episodeId));
+    responseLengths.push(s.responseTokens.length);
+  });
+  return { batch, rowGroups, responseLengths, skipped, tooLong, stats };
 }

@@ -1,0 +1,76 @@
+/**
+ * The trainGrpo activity in a mock activity context (no Temporal server): it passes the RL options
+ * and the reference checkpoint through, heartbeats from inside the update, and refuses KL options
+ * without a reference with a non-retryable failure.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createTrainingActivities, type TrainGrpoInput, type TrainGrpoOutput } from '../../activities/training';
+import { names } from '../../activities/names';
+import { RlSchema } from '../../src/config/schema';
+import type { Sample } from '../../src/domain/types';
+import { initTfBackend } from '../../src/model/backend';
+import { encodeCheckpoint, type Checkpoint } from '../../src/model/checkpoint';
+import { initWeights } from '../../src/model/init';
+import { putJson } from '../../src/store/blob-store';
+import type { CheckpointInfo } from '../../workflows/training-run-types';
+import { tempStore } from '../helpers/store';
+
+const config = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };
+
+beforeAll(async () => {
+  await initTfBackend();
+});
+
+function sample(episodeId: string, groupId: string, reward: number, response: number[]): Sample {
+  return {
+    promptTokens: [1, 2],
+    responseTokens: response,
+    logprobs: response.map(() => -2.5),
+    lossMask: response.map(() => 1),
+    reward,
+    metadata: { role: 'single', episodeId, groupId, turn: 0, weightVersion: 0 },
+  };
+}
+
+async function setup(runId: string) {
+  const store = tempStore('train-grpo');
+  const ckpt: Checkpoint = { config, weights: initWeights(config, 2), step: 4 };
+  const ref = await store.put(encodeCheckpoint(ckpt), 'checkpoint');
+  const checkpoint: CheckpointInfo = { name: names.checkpoint(runId, 4), ref, step: 4 };
+  const samples = [sample('a', 'g0', 1, [4, 5, 6]), sample('b', 'g0', 0, [7, 8]), sample('c', 'g1', 0, [9, 10, 11]), sample('d', 'g1', 1, [12])];
+  const samplesRef = await putJson(store, { samples }, 'samples-single');
+  const input = (rl: Record<string, unknown>, extra: Partial<TrainGrpoInput> = {}): TrainGrpoInput => ({
+    runId,
+    checkpoint,
+    samples: [{ role: 'single', ref: samplesRef, samples: samples.length, responseTokens: 9, meanReward: 0.5 }],
+    step: 5,
+    rl: RlSchema.parse({ promptsPerStep: 2, learningRate: 1e-2, ...rl }),
+    resetOptimizer: true,
+    ...extra,
+  });
+  return { store, checkpoint, input, activities: createTrainingActivities({ store }) };
+}
+
+test('KL options without a reference checkpoint fail non-retryably, naming the missing input', async () => {
+  const { activities, input } = await setup('run-no-ref');
+  const env = new MockActivityEnvironment();
+  const err = await env.run(activities.trainGrpo, input({ useKlLoss: true })).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  expect((err as ApplicationFailure).nonRetryable).toBe(true);
+  expect((err as ApplicationFailure).message).toMatch(/reference/);
+});
+
+test('passes the options and the reference through and heartbeats during the update', async () => {
+  const { activities, input, checkpoint } = await setup('run-ref');
+  const env = new MockActivityEnvironment();
+  const beats: unknown[] = [];
+  env.on('heartbeat', (d: unknown) => beats.push(d));
+  const out: TrainGrpoOutput = await env.run(activities.trainGrpo, input({ ppoEpochs: 2, miniBatches: 2, useKlLoss: true, useKlInReward: true, temperature: 0.7 }, { reference: checkpoint }));
+  expect(out.optimizerSteps).toBe(4);
+  expect(out.klLoss).toBeGreaterThanOrEqual(0);
+  expect(out.rewardKlPenalty).toBeGreaterThan(0);
+  expect(out.checkpoint.name).toBe(names.checkpoint('run-ref', 5));
+  expect(beats).toContainEqual(expect.objectContaining({ step: 5, phase: 'reference' }));
+  expect(beats.filter((b) => (b as { phase?: string }).phase === 'update' && (b as { microBatch?: number }).microBatch !== undefined).length).toBeGreaterThanOrEqual(4);
+});
