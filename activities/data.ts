@@ -33,6 +33,9 @@ export function createDataActivities({ store }: { store: BlobStore }) {
     async prepareSftDataset(input: PrepareSftDatasetInput): Promise<SftDatasetInfo> {
       const tokenizer = loadTokenizer();
       const problems = generateProblems({ seed: input.seed, count: input.task.trainProblems, split: 'train', difficulty: input.task.difficulty });
+      const extra = input.task.extraDemonstrations;
+      // A stream of its own, so adding extra demonstrations leaves the main ones unchanged.
+      if (extra) problems.push(...generateProblems({ seed: input.seed ^ 0x0e_c7a5, count: extra.problems, split: 'train', difficulty: extra.difficulty }));
       const examples: TokenizedExample[] = [];
       let tooLong = 0;
       let preview = '';

@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { AgentRole, BlobRef, FinishReason, SamplingParams } from '../src/domain/types';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
+import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
 import type { WeightsInfo } from '../workflows/training-run-types';
 import { EngineCache } from './engine-cache';
@@ -38,6 +39,10 @@ export interface EvaluatePolicyInput {
   rollout: RunConfig['rollout'];
   seed: number;
   maxNewTokens: number;
+}
+
+export interface EvaluateEpisodesInput extends Omit<EpisodeAccuracyOptions, 'onEpisode'> {
+  weights: WeightsInfo;
 }
 
 /** Keeps a long activity visibly alive while it awaits the engine. */
@@ -72,6 +77,15 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
         weightVersion: input.weights.version,
         tokens,
       };
+    },
+
+    /** End-to-end accuracy on held-out problems of a distribution, greedy and sampled (how RL is judged). */
+    async evaluateEpisodes(input: EvaluateEpisodesInput): Promise<EpisodeAccuracyReport> {
+      const engine = await engines.get(input.weights);
+      let done = 0;
+      const { weights: _weights, ...opts } = input;
+      const work = evaluateEpisodeAccuracy(engine, { ...opts, onEpisode: () => (done += 1) });
+      return withHeartbeat(work, () => ({ episodesDone: done }));
     },
 
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvalReport> {

@@ -14,4 +14,5 @@ export const names = {
   weights: (runId: string, version: number) => `runs/${runKey(runId)}/weights/v${pad(version)}`,
   latestWeights: (runId: string) => `runs/${runKey(runId)}/weights/latest`,
   dataset: (runId: string) => `runs/${runKey(runId)}/dataset/sft`,
+  runState: (runId: string) => `runs/${runKey(runId)}/state/latest`,
 };

@@ -3,8 +3,7 @@
  * idempotent: a retry after a crash finds the named result of an earlier attempt and returns it,
  * so no checkpoint is written twice, and content addressing means no bytes are stored twice.
  */
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BlobRef } from '../src/domain/types';
 import { getJson, onceByName, type BlobStore } from '../src/store/blob-store';
 import { initTfBackend } from '../src/model/backend';
@@ -60,6 +59,15 @@ export type TrainGrpoOutput = Omit<GrpoUpdateResult, 'checkpoint'> & { checkpoin
 
 /** Rows per forward/backward pass of an RL update; bounds memory on large rollouts. */
 const GRPO_MICRO_BATCH_ROWS = 16;
+
+export interface CheckpointFromRunInput {
+  runId: string;
+  /** Workflow id of the earlier trainingRun. */
+  fromRun: string;
+  /** Its checkpoint at this step; default its latest. */
+  step?: number;
+  model: RunConfig['model'];
+}
 
 export interface PublishWeightsInput {
   runId: string;
@@ -137,6 +145,30 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         });
         return { ...r, checkpoint: await saveCheckpoint(input.runId, r.checkpoint) };
       });
+    },
+
+    /**
+     * Starts this run from an earlier run's checkpoint: its weights become this run's step 0 (the
+     * optimiser state stays behind: a new run starts its own schedule).
+     */
+    async checkpointFromRun(input: CheckpointFromRunInput): Promise<CheckpointInfo> {
+      const found = await store.listNames(names.checkpointPrefix(input.fromRun));
+      const steps = found.map((n) => Number(n.slice(n.lastIndexOf('-') + 1))).filter(Number.isFinite);
+      if (steps.length === 0) {
+        throw ApplicationFailure.nonRetryable(`init.fromRun: no checkpoints of run '${input.fromRun}' in the blob store`, 'ConfigError');
+      }
+      const step = input.step ?? Math.max(...steps);
+      const ref = await store.getName(names.checkpoint(input.fromRun, step));
+      if (!ref) {
+        throw ApplicationFailure.nonRetryable(`init.step: run '${input.fromRun}' has no checkpoint at step ${step} (it has ${steps.join(', ')})`, 'ConfigError');
+      }
+      const ckpt = decodeCheckpoint(await store.get(ref));
+      const mismatch = (Object.keys(input.model) as Array<keyof RunConfig['model']>).filter((k) => ckpt.config[k] !== input.model[k]);
+      if (mismatch.length > 0) {
+        const what = mismatch.map((k) => `model.${k} is ${input.model[k]} here but ${ckpt.config[k]} in '${input.fromRun}'`).join('; ');
+        throw ApplicationFailure.nonRetryable(`init.fromRun: ${what}`, 'ConfigError');
+      }
+      return saveCheckpoint(input.runId, { config: ckpt.config, weights: ckpt.weights, step: 0 });
     },
 
     async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {

@@ -25,8 +25,9 @@ async function main(): Promise<number> {
     .description('Run a durable-rl training run on Temporal')
     .option('-c, --config <file>', 'run config (YAML or JSON)', path.join(REPO_ROOT, 'configs', 'default.yaml'))
     .option('--workflow-id <id>', 'workflow id (default: <experiment>-<timestamp>)')
+    .option('--resume <id>', 'start the terminated or failed run <id> again from its last saved step (same config)')
     .parse()
-    .opts<{ config: string; workflowId?: string }>();
+    .opts<{ config: string; workflowId?: string; resume?: string }>();
 
   let config;
   try {
@@ -61,14 +62,23 @@ async function main(): Promise<number> {
   });
   const running = workers.map((w) => w.run());
 
-  const workflowId = opts.workflowId ?? `${config.experiment}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const workflowId = opts.resume ?? opts.workflowId ?? `${config.experiment}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const inputFile = path.join(DATA_DIR, 'runs', `${workflowId}.input.json`);
   fs.mkdirSync(path.dirname(inputFile), { recursive: true });
-  fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
+  if (opts.resume) {
+    // The run resumes with the config it was started with; the workflow checks it against the saved state.
+    if (!fs.existsSync(inputFile)) {
+      console.error(`--resume ${opts.resume}: no ${path.relative(REPO_ROOT, inputFile)} (was the run started by this main job?)`);
+      return 2;
+    }
+  } else fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
+  const resumeFile = path.join(DATA_DIR, 'runs', `${workflowId}.resume.json`);
+  if (opts.resume) fs.writeFileSync(resumeFile, JSON.stringify({ fromSavedState: true }));
   const startArgs = [
     'workflow', 'start', '--address', server.address,
     '--task-queue', TASK_QUEUES.orchestration, '--type', 'trainingRun',
     '--workflow-id', workflowId, '--input-file', inputFile,
+    ...(opts.resume ? ['--input-file', resumeFile] : []),
   ];
   console.log(`$ temporal ${startArgs.join(' ')}`);
   runTemporalCli(startArgs);
@@ -109,7 +119,7 @@ async function main(): Promise<number> {
 function showProgress(poll: () => Promise<RunProgress>): () => void {
   const bar = new cliProgress.SingleBar(
     {
-      format: 'trainingRun [{bar}] {value}/{total} steps | {phase} | loss {loss} | eval {evalText}',
+      format: 'trainingRun [{bar}] {value}/{total} steps | {phase} | loss {loss} | {rlText}eval {evalText}',
       noTTYOutput: true,
       notTTYSchedule: 10_000,
       hideCursor: true,
@@ -124,9 +134,12 @@ function showProgress(poll: () => Promise<RunProgress>): () => void {
       const payload = {
         phase: p.phase,
         loss: p.lastLoss === undefined ? '-' : p.lastLoss.toFixed(3),
-        evalText: p.lastEval
-          ? `@${p.lastEval.step}: planner ${pct(p.lastEval.plannerAccuracy)} actor ${pct(p.lastEval.actorAccuracy)} episode ${pct(p.lastEval.episodeAccuracy)}`
-          : '-',
+        rlText: p.rlStep !== undefined ? `rl ${p.rlStep}: reward ${p.lastReward?.toFixed(2)} acc ${pct(p.lastAccuracy ?? 0)} | ` : '',
+        evalText: p.lastRlEval
+          ? `rl@${p.lastRlEval.step}: greedy ${pct(p.lastRlEval.greedy.accuracy)}${p.lastRlEval.sampled ? ` sampled ${pct(p.lastRlEval.sampled.accuracy)}` : ''}`
+          : p.lastEval
+            ? `@${p.lastEval.step}: planner ${pct(p.lastEval.plannerAccuracy)} actor ${pct(p.lastEval.actorAccuracy)} episode ${pct(p.lastEval.episodeAccuracy)}`
+            : '-',
       };
       if (!started) {
         bar.start(p.totalSteps, p.step, payload);

@@ -8,6 +8,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createDataActivities } from '../activities/data';
 import { createPlanActJobActivities } from '../activities/plan-act-jobs';
 import { createSampleActivities } from '../activities/samples';
+import { createRunRecordActivities } from '../activities/run-records';
 import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
@@ -27,6 +28,8 @@ export interface WorkerSetup {
   inferenceConcurrency?: number;
   /** Training activities at once: one per device. */
   trainingSlots?: number;
+  /** Where runs' metrics files and curves go (default .data/runs, or DURABLE_RL_RUNS). */
+  runsDir?: string;
 }
 
 export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bundle.js');
@@ -47,6 +50,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
             activities: {
               ...createDataActivities({ store }),
               ...createSampleActivities({ store }),
+              ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },
@@ -67,6 +71,10 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
     }
   }
   return workers;
+}
+
+export function defaultRunsDir(): string {
+  return process.env.DURABLE_RL_RUNS ?? path.join(DATA_DIR, 'runs');
 }
 
 export function defaultStore(): FsBlobStore {

@@ -5,6 +5,7 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { DataActivities } from '../activities/data';
 import type { InferenceActivities } from '../activities/inference';
+import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
 import type { RunConfig } from '../src/config/schema';
@@ -29,6 +30,12 @@ export function activityProxies(t: RunConfig['timeouts']) {
       startToCloseTimeout: '10m',
       heartbeatTimeout,
       retry: retry(5),
+    }),
+    /** Run state and metrics file: small, local, retried until they land. */
+    records: proxyActivities<RunRecordActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '2m',
+      retry: retry(10),
     }),
     training: proxyActivities<TrainingActivities>({
       taskQueue: TASK_QUEUES.training,

@@ -30,7 +30,8 @@ export function rolloutProblems(cfg: RunConfig, rolloutId: number): RolloutProbl
     seed: fnv1a32(`rollout:${cfg.seed}:${rolloutId}`),
     count: cfg.rl.promptsPerStep,
     split: 'train',
-    difficulty: cfg.task.difficulty,
+    // RL's own distribution when the config names one (task.rl.difficulty), else the SFT one.
+    difficulty: cfg.task.rl?.difficulty ?? cfg.task.difficulty,
   });
   return problems.flatMap((p, i) =>
     Array.from({ length: cfg.rl.groupSize }, (_, g) => ({ index: i * cfg.rl.groupSize + g, expression: p.expression, groupId: `r${rolloutId}-p${i}` })),

@@ -14,6 +14,7 @@ import type { EpisodeSamplesInput } from '../activities/samples';
 import { runPlanActEpisode } from '../src/planact/episode';
 import type { EpisodeDeps } from '../src/planact/episode-types';
 import { errorMessage } from '../src/planact/error-message';
+import { generationSeed } from '../src/planact/sampling-seed';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
 import { emptyToolMetrics, preview, workflowNow } from './plan-act-common';
@@ -57,7 +58,13 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
         weights: input.policies[role].weights,
         role,
         prompt,
-        params: { maxNewTokens: meta.maxNewTokens, temperature: input.sampling.temperature, topP: input.sampling.topP, stop: meta.stop },
+        params: {
+          maxNewTokens: meta.maxNewTokens,
+          temperature: input.sampling.temperature,
+          topP: input.sampling.topP,
+          stop: meta.stop,
+          ...(input.seed !== undefined ? { seed: generationSeed(input.seed, role, meta) } : {}),
+        },
       });
       if (meta.actId !== undefined) {
         // An act ends on a generation (its answer, or the output that broke a limit), so the span

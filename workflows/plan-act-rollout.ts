@@ -9,6 +9,7 @@
  */
 import { ChildWorkflowCancellationType, executeChild, log, workflowInfo } from '@temporalio/workflow';
 import type { AgentRole } from '../src/domain/types';
+import { episodeSeed } from '../src/planact/sampling-seed';
 import { addToolMetrics, emptyToolMetrics, episodeLimits, mean, rolloutProblems, workflowNow } from './plan-act-common';
 import { planActEpisode, planActEpisodes } from './plan-act-episode';
 import { planActProxies } from './plan-act-proxies';
@@ -41,6 +42,7 @@ export async function runPlanActRollout(
       policies: input.policies,
       limits: episodeLimits(cfg),
       sampling: { temperature: cfg.rl.temperature, topP: cfg.rl.topP },
+      seed: episodeSeed(cfg.seed, input.rolloutId, p.index),
       timeouts: cfg.timeouts,
     }),
   );

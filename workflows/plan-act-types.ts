@@ -84,6 +84,8 @@ export interface PlanActEpisodeInput {
   policies: Record<PlanActRoleName, PolicyRef>;
   limits: EpisodeLimits;
   sampling: { temperature: number; topP: number };
+  /** Seeds every generation of the episode (see src/planact/sampling-seed.ts); absent = unseeded. */
+  seed?: number;
   timeouts: RunConfig['timeouts'];
 }
 

@@ -1,6 +1,7 @@
 /** Plain data that trainingRun shows through its progress query and returns as its result. */
 import type { BlobRef } from '../src/domain/types';
 import type { EvalReport } from '../activities/evaluation-types';
+import type { Accuracy } from '../src/eval/episode-accuracy';
 
 export interface CheckpointInfo {
   /** Blob-store name, e.g. runs/<runId>/ckpt/step-000100. */
@@ -21,7 +22,7 @@ export interface LossPoint {
   loss: number;
 }
 
-/** One GRPO step: its rollout and its update. */
+/** One GRPO step: its rollout and its update (also one line of the run's metrics file). */
 export interface RlPoint {
   /** RL step, 1-based (the checkpoint it produced is at global step SFT steps + this). */
   step: number;
@@ -29,12 +30,48 @@ export interface RlPoint {
   weightVersion: number;
   /** Mean episode reward of the rollout. */
   meanReward: number;
+  /** Share of the rollout's episodes with a correct answer (reward > 0). */
+  accuracy: number;
   loss: number;
   /** Training rows (samples) in the update; flat groups train with advantage 0. */
   rows: number;
   /** Samples with no trained token (empty or fully masked response), left out. */
   skipped: number;
   clipFraction: number;
+  /** The update's other numbers (clip fractions, KL, entropy, grad norm, tokens...), as the trainer reports them. */
+  update?: Record<string, number>;
+  /** Wall time of the step's phases, seconds (workflow time around each activity or child). */
+  seconds: { publish: number; rollout: number; train: number };
+}
+
+/** An RL step as trainingRun recorded it before the 'training-run-v2' patch (kept for replaying old runs). */
+export type RlPointV1 = Omit<RlPoint, 'accuracy' | 'seconds' | 'update'>;
+
+/** End-to-end accuracy on held-out problems of the RL distribution, at an RL step (0 = the checkpoint RL starts from). */
+export interface RlEvalPoint {
+  step: number;
+  weightVersion: number;
+  greedy: Accuracy;
+  sampled?: Accuracy;
+  failures: Record<string, number>;
+  example: string;
+}
+
+/** The baseline "the same wall time spent on more SFT", from the checkpoint RL started from. */
+export interface MoreSftBaseline {
+  /** SFT steps trained in the budget, and the seconds they took (the budget is RL's seconds). */
+  steps: number;
+  seconds: number;
+  budgetSeconds: number;
+  eval: RlEvalPoint;
+}
+
+/** SFT only vs SFT + more SFT vs SFT + RL, on the RL distribution's held-out problems. */
+export interface Comparison {
+  problems: number;
+  sftOnly: { greedy: Accuracy; sampled?: Accuracy };
+  moreSft?: { greedy: Accuracy; sampled?: Accuracy; steps: number; seconds: number };
+  rl: { greedy: Accuracy; sampled?: Accuracy; steps: number; seconds: number };
 }
 
 export interface EvalPoint extends EvalReport {
@@ -42,7 +79,7 @@ export interface EvalPoint extends EvalReport {
   weightVersion: number;
 }
 
-export type RunPhase = 'prepare' | 'sft' | 'eval' | 'rl' | 'done';
+export type RunPhase = 'prepare' | 'sft' | 'eval' | 'rl' | 'more-sft' | 'report' | 'done';
 
 export interface RunProgress {
   phase: RunPhase;
@@ -51,9 +88,12 @@ export interface RunProgress {
   lastLoss?: number;
   weightVersion: number;
   lastEval?: EvalPoint;
-  /** RL phase only: the last RL step finished and its rollout's mean episode reward. */
+  /** RL phase only: the last RL step finished and its rollout's mean episode reward and accuracy. */
   rlStep?: number;
   lastReward?: number;
+  lastAccuracy?: number;
+  /** The latest evaluation on the RL distribution. */
+  lastRlEval?: RlEvalPoint;
 }
 
 /** State carried across continue-as-new (and usable to resume a run). */
@@ -65,12 +105,24 @@ export interface RunState {
   evals: EvalPoint[];
   /** Absent in states carried over by runs from before the RL phase existed. */
   rl?: RlPoint[];
-  /** The checkpoint RL started from: the frozen reference policy of the KL loss / KL penalty. */
-  rlReference?: CheckpointInfo;
+  /** The checkpoint RL started from: KL reference and the more-SFT baseline's start. */
+  rlStart?: CheckpointInfo;
+  rlEvals?: RlEvalPoint[];
+  /** RL wall time so far (publish + rollout + train), the more-SFT baseline's budget. */
+  rlSeconds?: number;
+  moreSft?: MoreSftBaseline;
 }
+
+/** How trainingRun's second argument resumes a run: a carried state (continue-as-new) or the state saved in the blob store. */
+export type TrainingRunResume = RunState | { fromSavedState: true };
 
 export interface TrainingRunResult {
   experiment: string;
+  /** Present when the run did RL: the three policies side by side on the RL distribution. */
+  comparison?: Comparison;
+  /** Where the run's per-step metrics (JSONL) and curves (PNG) are, on the orchestration worker's host. */
+  metricsFile?: string;
+  curvesPng?: string;
   backend: string;
   sftSteps: number;
   rlSteps: number;
@@ -78,6 +130,7 @@ export interface TrainingRunResult {
   losses: LossPoint[];
   evals: EvalPoint[];
   rl: RlPoint[];
+  rlEvals: RlEvalPoint[];
   final?: EvalPoint;
   checkpoint?: CheckpointInfo;
   weights?: WeightsInfo;

@@ -1,33 +1,73 @@
 /**
- * trainingRun: the main job. Prepares the SFT dataset, fits the embedded policy on oracle
- * demonstrations in checkpointed chunks, publishes weights to the inference workers and
- * evaluates on held-out problems; then, with rl.steps > 0 and Plan/Act rollouts, improves it by
- * GRPO (shared-mode rollout child, one update per step). Long runs continue-as-new with their state.
+ * trainingRun: the main job.
+ *  1. SFT: prepare the demonstrations, fit the embedded policy in checkpointed chunks (or start from
+ *     an earlier run's checkpoint, init.fromRun), evaluating on held-out SFT problems.
+ *  2. RL (rl.steps > 0): per step publish the weights, run a shared-mode Plan/Act rollout on the RL
+ *     distribution as a child workflow, and train GRPO on its samples; evaluate on held-out RL
+ *     problems (greedy and sampled) at the start, every eval.rlEverySteps and at the end.
+ *  3. compare.moreSft: the baseline a skeptic asks for, the checkpoint RL started from given RL's
+ *     wall time of further SFT on the same demonstrations, evaluated the same way.
+ *  4. The metrics file and the curves picture.
+ * Every SFT chunk and RL step saves the run state, so a terminated run resumes where it was
+ * (`bash scripts/main.sh --resume <workflow id>`); long runs continue-as-new with their state.
  */
 import {
+  ApplicationFailure,
   continueAsNew,
   executeChild,
   log,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RunConfigInput } from '../src/config/schema';
+import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import type { MetricsLine } from '../src/report/run-metrics';
+import { fnv1a32 } from '../src/tasks/rng';
 import { activityProxies } from './activity-proxies';
 import { parseConfigOrFail } from './parse-config';
+import { workflowNow } from './plan-act-common';
 import { planActRollout } from './plan-act-rollout';
+import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, SampleSetRef } from './plan-act-types';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type { EvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
+import type {
+  CheckpointInfo,
+  Comparison,
+  EvalPoint,
+  MoreSftBaseline,
+  RlEvalPoint,
+  RlPoint,
+  RunProgress,
+  RunState,
+  TrainingRunResult,
+  TrainingRunResume,
+  WeightsInfo,
+} from './training-run-types';
 
-export async function trainingRun(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
+/** The more-SFT baseline trains under its own run key, so its checkpoints never mix with the run's. */
+export const MORE_SFT_SUFFIX = '~more-sft';
+
+export async function trainingRun(input: RunConfigInput, resume?: TrainingRunResume): Promise<TrainingRunResult> {
+  // Runs started before this code keep the commands they were recorded with.
+  if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
   const cfg = await parseConfigOrFail(input, 'workflow input');
-  const { data, training, inference } = activityProxies(cfg.timeouts);
+  if (cfg.rollout.mode === 'dual') {
+    throw ApplicationFailure.nonRetryable(
+      'invalid config workflow input:\n  - rollout.mode: trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)',
+      'ConfigError',
+      [{ path: 'rollout.mode', message: 'trainingRun runs shared mode only' }],
+    );
+  }
+  const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
-  const state: RunState = resume ?? { losses: [], evals: [] };
-  const rlSteps = cfg.rollout.kind === 'plan-act' ? cfg.rl.steps : 0;
+  const configHash = fingerprint(cfg);
+  const state: RunState =
+    resume && 'fromSavedState' in resume ? await records.loadRunState({ runId, configHash }) : (resume ?? { losses: [], evals: [] });
+  const rlSteps = cfg.rl.steps;
   const rlPoints: RlPoint[] = (state.rl ??= []);
+  const rlEvals: RlEvalPoint[] = (state.rlEvals ??= []);
   const progress: RunProgress = {
     phase: 'prepare',
     step: state.checkpoint?.step ?? 0,
@@ -35,16 +75,36 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
     weightVersion: state.weights?.version ?? 0,
     lastLoss: state.losses.at(-1)?.loss,
     lastEval: state.evals.at(-1),
+    ...(rlPoints.length > 0 ? { rlStep: rlPoints.length, lastReward: rlPoints.at(-1)!.meanReward, lastAccuracy: rlPoints.at(-1)!.accuracy } : {}),
+    ...(rlEvals.length > 0 ? { lastRlEval: rlEvals.at(-1) } : {}),
   };
   setHandler(progressQuery, () => progress);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: STEP, value: progress.step }]);
 
-  const dataset = state.dataset ?? (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq })).ref;
+  const save = () => records.saveRunState({ runId, saved: { configHash, state } });
+  const metrics = (lines: MetricsLine[]) => records.appendMetrics({ runId, lines });
+
+  const dataset =
+    state.dataset ??
+    (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq })).ref;
   state.dataset = dataset;
-  const init = state.checkpoint ? undefined : await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
-  state.checkpoint ??= init?.checkpoint;
-  let checkpoint = state.checkpoint!;
-  const backend = init?.backend ?? 'resumed';
+  let backend = 'resumed';
+  if (!state.checkpoint) {
+    if (cfg.init.fromRun !== undefined) {
+      state.checkpoint = await training.checkpointFromRun({
+        runId,
+        fromRun: cfg.init.fromRun,
+        ...(cfg.init.step !== undefined ? { step: cfg.init.step } : {}),
+        model: cfg.model,
+      });
+      backend = `from run ${cfg.init.fromRun}`;
+    } else {
+      const init = await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
+      state.checkpoint = init.checkpoint;
+      backend = init.backend;
+    }
+  }
+  let checkpoint = state.checkpoint;
 
   // Weights already published for this checkpoint are reused: an eval and the next rollout share a version.
   const publish = async (): Promise<WeightsInfo> => {
@@ -59,7 +119,6 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
   const evaluate = async (): Promise<EvalPoint> => {
     progress.phase = 'eval';
     const weights = await publish();
-    const version = weights.version;
     const report = await inference.evaluatePolicy({
       runId,
       weights,
@@ -68,13 +127,42 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
       seed: cfg.seed,
       maxNewTokens: cfg.eval.maxNewTokens,
     });
-    const point: EvalPoint = { ...report, step: checkpoint.step, weightVersion: version };
+    const point: EvalPoint = { ...report, step: checkpoint.step, weightVersion: weights.version };
     state.evals.push(point);
     progress.lastEval = point;
+    await metrics([
+      { kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy },
+    ]);
     log.info('evaluation', { step: point.step, planner: point.plannerAccuracy, actor: point.actorAccuracy, episode: point.episodeAccuracy });
     return point;
   };
 
+  /** Held-out accuracy on the RL distribution, greedy and sampled, of the given weights. */
+  const evaluateRl = (weights: WeightsInfo) =>
+    inference.evaluateEpisodes({
+      weights,
+      seed: cfg.seed,
+      problems: cfg.task.rl.evalProblems,
+      difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
+      limits: { maxTurns: cfg.rollout.maxTurns, maxActsPerTurn: cfg.rollout.maxActsPerTurn, maxToolCallsPerAct: cfg.rollout.maxToolCallsPerAct },
+      maxNewTokens: cfg.eval.maxNewTokens,
+      ...(cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {}),
+    });
+
+  const rlEvaluate = async (rlStep: number): Promise<RlEvalPoint> => {
+    progress.phase = 'eval';
+    const weights = await publish();
+    const point: RlEvalPoint = { step: rlStep, weightVersion: weights.version, ...(await evaluateRl(weights)) };
+    rlEvals.push(point);
+    progress.lastRlEval = point;
+    await metrics([
+      { kind: 'eval', phase: 'rl', step: rlStep, greedyAccuracy: point.greedy.accuracy, ...(point.sampled ? { sampledAccuracy: point.sampled.accuracy } : {}) },
+    ]);
+    log.info('rl evaluation', { rlStep, greedy: point.greedy.accuracy, sampled: point.sampled?.accuracy });
+    return point;
+  };
+
+  // ---- SFT ----
   if (cfg.eval.everySteps > 0 && state.evals.length === 0 && checkpoint.step === 0 && cfg.sft.steps > 0) await evaluate();
 
   while (checkpoint.step < cfg.sft.steps) {
@@ -85,64 +173,191 @@ export async function trainingRun(input: RunConfigInput, resume?: RunState): Pro
     state.losses.push(...chunk.losses);
     Object.assign(progress, { phase: 'sft', step: checkpoint.step, lastLoss: chunk.losses.at(-1)?.loss });
     upsertSearchAttributes([{ key: STEP, value: checkpoint.step }]);
+    await metrics(chunk.losses.map((l): MetricsLine => ({ kind: 'sft-loss', step: l.step, loss: l.loss })));
     log.info('sft chunk', { step: checkpoint.step, loss: progress.lastLoss, tokensPerSec: chunk.tokensPerSec });
 
     const evalDue = cfg.eval.everySteps > 0 && Math.floor(toStep / cfg.eval.everySteps) > Math.floor((toStep - chunk.losses.length) / cfg.eval.everySteps);
     if (evalDue && checkpoint.step < cfg.sft.steps) await evaluate();
-    if (workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof trainingRun>(cfg, state);
-    }
+    await save();
+    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof trainingRun>(cfg, state);
   }
 
   const lastEvalHere = () => (state.evals.length > 0 && state.evals.at(-1)!.step === checkpoint.step ? state.evals.at(-1) : undefined);
   // A run resumed inside its RL phase already evaluated the end of SFT.
-  if (rlPoints.length === 0 && !lastEvalHere()) await evaluate();
+  if (rlPoints.length === 0 && !lastEvalHere() && (cfg.sft.steps > 0 || rlSteps === 0)) await evaluate();
 
-  if (rlSteps > 0 && rlPoints.length === 0) state.rlReference ??= checkpoint;
+  // ---- RL ----
+  if (rlSteps > 0) {
+    state.rlStart ??= checkpoint;
+    if (rlEvals.length === 0) await rlEvaluate(0);
+  }
   for (let rlStep = rlPoints.length + 1; rlStep <= rlSteps; rlStep++) {
     progress.phase = 'rl';
+    const t0 = workflowNow();
     const policy: PolicyRef = { weights: await publish() };
+    const t1 = workflowNow();
     const rollout = await executeChild(planActRollout, {
       workflowId: `${runId}/rollout-${rlStep}`,
       args: [{ runId, rolloutId: rlStep, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
     });
+    const t2 = workflowNow();
     const samples = [rollout.samples.planner, rollout.samples.actor].filter((s): s is SampleSetRef => s !== undefined);
-    const update = await training.trainGrpo({ runId, checkpoint, samples, step: checkpoint.step + 1, rl: cfg.rl, resetOptimizer: rlStep === 1, reference: state.rlReference });
+    const update = await training.trainGrpo({
+      runId,
+      checkpoint,
+      samples,
+      step: checkpoint.step + 1,
+      rl: cfg.rl,
+      resetOptimizer: rlStep === 1,
+      // The frozen reference policy of the KL loss / penalty: the checkpoint RL started from.
+      ...(cfg.rl.useKlLoss || cfg.rl.useKlInReward ? { reference: state.rlStart! } : {}),
+    });
+    const t3 = workflowNow();
     checkpoint = state.checkpoint = update.checkpoint;
+    state.rlSeconds = (state.rlSeconds ?? 0) + (t3 - t0) / 1000;
     const point: RlPoint = {
       step: rlStep,
       weightVersion: policy.weights.version,
       meanReward: rollout.meanReward,
+      accuracy: rollout.rows.length === 0 ? 0 : rollout.rows.filter((r) => r.reward > 0).length / rollout.rows.length,
       loss: update.loss,
       rows: update.rows,
       skipped: update.skipped,
-      clipFraction: update.clipFraction,
+      clipFraction: update.pgClipFrac,
+      update: {
+        pgClipFrac: update.pgClipFrac,
+        pgClipFracLower: update.pgClipFracLower,
+        approxKl: update.approxKl,
+        entropy: update.entropy,
+        gradNorm: update.gradNorm,
+        tokens: update.tokens,
+        meanResponseLength: update.meanResponseLength,
+        optimizerSteps: update.optimizerSteps,
+        ...(update.klLoss !== undefined ? { klLoss: update.klLoss } : {}),
+      },
+      seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
     };
     rlPoints.push(point);
-    Object.assign(progress, { phase: 'rl', step: checkpoint.step, lastLoss: update.loss, rlStep, lastReward: point.meanReward });
+    Object.assign(progress, { phase: 'rl', step: checkpoint.step, lastLoss: update.loss, rlStep, lastReward: point.meanReward, lastAccuracy: point.accuracy });
     upsertSearchAttributes([{ key: STEP, value: checkpoint.step }]);
-    log.info('rl step', { ...point });
+    await metrics([
+      {
+        kind: 'rl',
+        step: rlStep,
+        meanReward: point.meanReward,
+        accuracy: point.accuracy,
+        loss: point.loss,
+        clipFrac: update.pgClipFrac,
+        approxKl: update.approxKl,
+        entropy: update.entropy,
+        gradNorm: update.gradNorm,
+        responseLength: update.meanResponseLength,
+        tokensTrained: update.tokens,
+        seconds: point.seconds,
+      },
+    ]);
+    log.info('rl step', { step: rlStep, meanReward: point.meanReward, loss: point.loss, seconds: point.seconds });
 
-    if (cfg.eval.everySteps > 0 && rlStep % cfg.eval.everySteps === 0 && rlStep < rlSteps) await evaluate();
-    if (workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof trainingRun>(cfg, state);
-    }
+    if (cfg.eval.rlEverySteps > 0 && rlStep % cfg.eval.rlEverySteps === 0 && rlStep < rlSteps) await rlEvaluate(rlStep);
+    await save();
+    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof trainingRun>(cfg, state);
+  }
+  if (rlSteps > 0 && rlEvals.at(-1)!.step !== rlSteps) await rlEvaluate(rlSteps);
+
+  // ---- The same wall time spent on more SFT ----
+  if (rlSteps > 0 && cfg.compare.moreSft && !state.moreSft) {
+    progress.phase = 'more-sft';
+    state.moreSft = await moreSftBaseline(cfg, state.rlStart!, dataset, state.rlSeconds ?? 0, evaluateRl);
+    await metrics([
+      {
+        kind: 'baseline',
+        label: `SFT + ${state.moreSft.steps} more SFT steps`,
+        accuracy: state.moreSft.eval.greedy.accuracy,
+        stderr: state.moreSft.eval.greedy.stderr,
+      },
+    ]);
+    await save();
+  }
+  if (rlSteps > 0) {
+    const start = rlEvals[0]!;
+    await metrics([{ kind: 'baseline', label: 'SFT only', accuracy: start.greedy.accuracy, stderr: start.greedy.stderr }]);
   }
 
-  const final = lastEvalHere() ?? (await evaluate());
+  const final = lastEvalHere() ?? (rlSteps > 0 ? state.evals.at(-1) : await evaluate());
+  progress.phase = 'report';
+  const report = await records.renderCurves({ runId, title: `${cfg.experiment} (${runId})` });
   progress.phase = 'done';
   // Key order is what the Web UI shows first: the outcome, then the curves.
   return {
     experiment: cfg.experiment,
+    ...(rlSteps > 0 ? { comparison: compare(rlEvals, state, rlSteps) } : {}),
+    metricsFile: report.metricsFile,
+    curvesPng: report.png,
     backend,
-    sftSteps: checkpoint.step - rlPoints.length,
+    sftSteps: Math.min(cfg.sft.steps, checkpoint.step - rlPoints.length),
     rlSteps: rlPoints.length,
     finalLoss: state.losses.at(-1)?.loss,
     final,
     evals: state.evals,
+    rlEvals,
     rl: rlPoints,
     checkpoint,
     weights: state.weights,
     losses: state.losses,
   };
+}
+
+/**
+ * From the checkpoint RL started from, SFT chunks on the same demonstrations until they have taken
+ * RL's wall time (workflow time around each chunk, so it replays identically), then the same
+ * evaluation RL gets. The learning rate continues the SFT schedule past its end (its floor, 10%).
+ */
+async function moreSftBaseline(
+  cfg: RunConfig,
+  start: CheckpointInfo,
+  dataset: NonNullable<RunState['dataset']>,
+  budgetSeconds: number,
+  evaluateRl: (weights: WeightsInfo) => Promise<Omit<RlEvalPoint, 'step' | 'weightVersion'>>,
+): Promise<MoreSftBaseline> {
+  const { training } = activityProxies(cfg.timeouts);
+  const branch = `${workflowInfo().workflowId}${MORE_SFT_SUFFIX}`;
+  let checkpoint = start;
+  let seconds = 0;
+  while (seconds < budgetSeconds) {
+    const t0 = workflowNow();
+    const chunk = await training.trainSft({
+      runId: branch,
+      checkpoint,
+      dataset,
+      toStep: checkpoint.step + cfg.sft.stepsPerActivity,
+      sft: cfg.sft,
+      seed: cfg.seed,
+    });
+    seconds += (workflowNow() - t0) / 1000;
+    checkpoint = chunk.checkpoint;
+  }
+  const weights = await training.publishWeights({ runId: branch, checkpoint, version: 0 });
+  const evalPoint: RlEvalPoint = { step: 0, weightVersion: 0, ...(await evaluateRl(weights)) };
+  return { steps: checkpoint.step - start.step, seconds, budgetSeconds, eval: evalPoint };
+}
+
+function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comparison {
+  const first = rlEvals[0]!;
+  const last = rlEvals.at(-1)!;
+  const pick = (e: RlEvalPoint) => ({ greedy: e.greedy, ...(e.sampled ? { sampled: e.sampled } : {}) });
+  return {
+    problems: first.greedy.total,
+    sftOnly: pick(first),
+    ...(state.moreSft ? { moreSft: { ...pick(state.moreSft.eval), steps: state.moreSft.steps, seconds: round1(state.moreSft.seconds) } } : {}),
+    rl: { ...pick(last), steps: rlSteps, seconds: round1(state.rlSeconds ?? 0) },
+  };
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
+
+/** A short fingerprint of the complete config: a resume must run the config the state was made with. */
+function fingerprint(cfg: RunConfig): string {
+  return fnv1a32(JSON.stringify(cfg)).toString(16).padStart(8, '0');
 }

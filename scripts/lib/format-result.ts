@@ -12,9 +12,25 @@ export function formatResult(r: TrainingRunResult): string {
     ...r.evals.map((e) => `| ${e.step} | v${e.weightVersion} | ${pct(e.plannerAccuracy)} | ${pct(e.actorAccuracy)} | ${pct(e.episodeAccuracy)} |`),
   ];
   if (r.rl.length > 0) {
-    lines.push('', `RL (GRPO): ${r.rlSteps} steps`, '', '| rl step | weights | mean reward | loss | rows | skipped |', '|---:|---:|---:|---:|---:|---:|');
-    for (const p of r.rl) lines.push(`| ${p.step} | v${p.weightVersion} | ${p.meanReward.toFixed(3)} | ${p.loss.toFixed(4)} | ${p.rows} | ${p.skipped} |`);
+    lines.push('', `RL (GRPO): ${r.rlSteps} steps (every step's numbers: ${r.metricsFile ?? 'the metrics file'})`, '', '| rl step | weights | mean reward | accuracy | loss | rows |', '|---:|---:|---:|---:|---:|---:|');
+    const shown = r.rl.length > 12 ? [...r.rl.slice(0, 3), ...r.rl.slice(-9)] : r.rl;
+    for (const p of shown) lines.push(`| ${p.step} | v${p.weightVersion} | ${p.meanReward.toFixed(3)} | ${pct(p.accuracy ?? 0)} | ${p.loss.toFixed(4)} | ${p.rows} |`);
   }
+  if (r.comparison) {
+    const c = r.comparison;
+    const acc = (a?: { accuracy: number; stderr: number }) => (a ? `${pct(a.accuracy)} ± ${pct(a.stderr)}` : '-');
+    lines.push(
+      '',
+      `held-out accuracy on ${c.problems} problems of the RL distribution (± one standard error):`,
+      '',
+      '| policy | greedy | sampled | compute |',
+      '|---|---:|---:|---|',
+      `| SFT only | ${acc(c.sftOnly.greedy)} | ${acc(c.sftOnly.sampled)} | - |`,
+      ...(c.moreSft ? [`| SFT + more SFT | ${acc(c.moreSft.greedy)} | ${acc(c.moreSft.sampled)} | ${c.moreSft.steps} SFT steps, ${c.moreSft.seconds} s |`] : []),
+      `| SFT + RL | ${acc(c.rl.greedy)} | ${acc(c.rl.sampled)} | ${c.rl.steps} RL steps, ${c.rl.seconds} s |`,
+    );
+  }
+  if (r.curvesPng) lines.push('', `curves: ${r.curvesPng}`);
   if (r.final) {
     lines.push('', `held-out episode accuracy: ${pct(r.final.episodeAccuracy)} on ${r.final.problems} problems (chance ≈ 0%)`);
     if (r.final.examples.length > 0) lines.push('', 'example episode:', r.final.examples[0]!);

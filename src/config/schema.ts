@@ -190,7 +190,10 @@ export const InitSchema = z
      * run's step count starts at 0) instead of fresh weights, e.g. to run RL without repeating SFT.
      */
     fromRun: z.string().min(1).optional(),
+    /** With fromRun: that run's checkpoint at this step (default: its latest). */
+    step: int(0).optional(),
   })
+  .refine((i) => i.step === undefined || i.fromRun !== undefined, { message: 'init.step needs init.fromRun', path: ['step'] })
   .strict();
 
 /** What the run compares its RL result against, evaluated on the RL distribution. */

@@ -252,13 +252,18 @@ function* microBatchSteps(
   const pg = batch.advantages !== undefined ? (options.pg ?? DEFAULT_PG_LOSS) : undefined;
   const norm = batchLossNorm(batch, pg?.lossScaleFactor);
   if (norm.tokens === 0) return { loss: 0, tokens: 0, gradNorm: 0 };
-  const parts = Math.ceil(rows / size);
+  // With no entropy or KL term, a row whose advantage is 0 adds exactly nothing to the gradient
+  // (nor to the clip fractions): it still counts in the denominators (norm, over every row), but
+  // its forward and backward passes are skipped. Flat GRPO groups are most rows after SFT.
+  const work = pg && pg.entropyCoeff === 0 && !pg.klLoss ? withoutZeroAdvantageRows(batch) : batch;
+  const workRows = work.tokens.length;
+  const parts = Math.ceil(workRows / size);
   let loss = 0;
   let sums: PgSums | undefined;
   let acc: tf.NamedTensorMap = {};
   try {
     for (let i = 0; i < parts; i++) {
-      const part = parts === 1 ? batch : sliceRows(batch, i * size, (i + 1) * size);
+      const part = parts === 1 ? work : sliceRows(work, i * size, (i + 1) * size);
       const g = computeGradients(model, part, { norm, ...(pg ? { pg } : {}) });
       loss += g.loss;
       if (g.pg) sums = addSums(sums, g.pg);
@@ -268,12 +273,14 @@ function* microBatchSteps(
     const gradNorm = optimizer.apply(acc, lr);
     const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm };
     if (sums) {
+      // KL and entropy are means over the tokens that were run (all of them unless rows were skipped).
+      const ran = work === batch ? norm.tokens : Math.max(1, batchLossNorm(work, pg?.lossScaleFactor).tokens);
       Object.assign(result, {
         pgLoss: sums.pgLoss,
         clipFraction: sums.clipped / norm.tokens,
         clipFractionLower: sums.clippedLower / norm.tokens,
-        approxKl: sums.approxKl / norm.tokens,
-        entropy: sums.entropy / norm.tokens,
+        approxKl: sums.approxKl / ran,
+        entropy: sums.entropy / ran,
         ...(pg?.klLoss ? { klLoss: sums.klLoss } : {}),
       } satisfies PgStepStats);
     }
@@ -281,6 +288,18 @@ function* microBatchSteps(
   } finally {
     tf.dispose(Object.values(acc));
   }
+}
+
+/** The batch without rows whose advantage is 0; the whole batch if that would leave none (Adam still steps on momentum). */
+function withoutZeroAdvantageRows(batch: TrainBatch): TrainBatch {
+  const keep = (batch.advantages ?? []).flatMap((a, i) => (a !== 0 ? [i] : []));
+  if (keep.length === batch.tokens.length || keep.length === 0) return batch;
+  const pick = <T>(xs: T[] | undefined): T[] | undefined => xs && keep.map((i) => xs[i]!);
+  const out: TrainBatch = { ...batch, tokens: pick(batch.tokens)!, lossMask: pick(batch.lossMask)! };
+  if (batch.advantages) out.advantages = pick(batch.advantages)!;
+  if (batch.oldLogprobs) out.oldLogprobs = pick(batch.oldLogprobs)!;
+  if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs)!;
+  return out;
 }
 
 function addSums(a: PgSums | undefined, b: PgSums): PgSums {

@@ -103,3 +103,16 @@ export const METRICS_KINDS: readonly MetricsKind[] = ['rl', 'eval', 'sft-loss', 
 export function formatMetricsLine(line: MetricsLine): string {
   return JSON.stringify(line);
 }
+
+/** What makes a line unique (a later line with the same key replaces it): the writer appends each key once. */
+export function metricsLineKey(line: MetricsLine): string {
+  switch (line.kind) {
+    case 'rl':
+    case 'sft-loss':
+      return `${line.kind}:${line.step}`;
+    case 'eval':
+      return `eval:${line.phase}:${line.step}`;
+    case 'baseline':
+      return `baseline:${line.label}`;
+  }
+}

@@ -4,6 +4,9 @@
  * One namespace per file matters: in a shared namespace, a workflow started by one file could have
  * its activities run by another file's workers, which write to another blob store.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
@@ -79,6 +82,8 @@ export interface TestEnv {
   env: TestWorkflowEnvironment;
   namespace: string;
   store: FsBlobStore;
+  /** Where this file's runs write their metrics files and curves. */
+  runsDir: string;
   /** Starts trainingRun with `config` under a fresh id beginning with `idPrefix`. */
   startTrainingRun(idPrefix: string, config: unknown): Promise<{ workflowId: string; handle: WorkflowHandle }>;
   /** Starts another worker in this namespace (an oracle inference queue, say); stopped by stop(). */
@@ -92,12 +97,14 @@ export async function testEnv(label: string, queues: readonly TaskQueueName[] = 
   const namespace = await createTestNamespace(label);
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress(), namespace });
   const store = tempStore(label);
-  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace });
+  const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), `durable-rl-${label}-runs-`));
+  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace, runsDir });
   const running = workers.map((w) => w.run());
   return {
     env,
     namespace,
     store,
+    runsDir,
     async startTrainingRun(idPrefix, config) {
       const workflowId = uniqueId(idPrefix);
       const handle = await env.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [config] });

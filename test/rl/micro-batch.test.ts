@@ -144,3 +144,44 @@ test('no tensors leak across policy-gradient steps with every term on', () => {
   model.dispose();
   opt.dispose();
 });
+
+test.each(MODES)('%s: rows with advantage 0 add nothing to the gradient or the clip count (trainStep skips them)', (mode) => {
+  const model = Gpt.random(cfg, 12);
+  const batch = pgBatch(model);
+  // No entropy or KL term: then a zero-advantage row's loss is identically 0.
+  const pg: PgLossOptions = { ...pgOptions(mode), entropyCoeff: 0 };
+  delete pg.klLoss;
+  const zeroed: TrainBatch = { ...batch, advantages: [1, 0, 0.3, -2, 0] };
+  const norm = batchLossNorm(zeroed, pg.lossScaleFactor);
+  const all = computeGradients(model, zeroed, { pg, norm });
+  const nonzero = [0, 2, 3];
+  const pick = <T>(xs: T[]): T[] => nonzero.map((i) => xs[i]!);
+  const kept: TrainBatch = {
+    tokens: pick(zeroed.tokens),
+    lossMask: pick(zeroed.lossMask),
+    advantages: pick(zeroed.advantages!),
+    oldLogprobs: pick(zeroed.oldLogprobs!),
+  };
+  const some = computeGradients(model, kept, { pg, norm });
+  expect(maxRelDiff(all.grads, some.grads)).toBeLessThan(1e-5);
+  expect(some.pg!.clipped).toBeCloseTo(all.pg!.clipped, 5);
+  expect(some.loss).toBeCloseTo(all.loss, 6);
+
+  // trainStep (which skips the zero rows) makes the same update as the gradient of every row.
+  const opt = new Adam(model.params, { lr: 1e-2 });
+  const before = model.getWeights();
+  const r = trainStep(model, zeroed, opt, undefined, { pg });
+  const ref = Gpt.fromWeights(cfg, before);
+  const refOpt = new Adam(ref.params, { lr: 1e-2 });
+  const gradNorm = refOpt.apply(all.grads);
+  expect(r.gradNorm).toBeCloseTo(gradNorm, 5);
+  for (const [name, w] of Object.entries(model.getWeights())) {
+    const other = ref.getWeights()[name] as Float32Array;
+    let maxDiff = 0;
+    for (let i = 0; i < w.length; i++) maxDiff = Math.max(maxDiff, Math.abs((w[i] as number) - (other[i] as number)));
+    expect(maxDiff).toBeLessThan(1e-6);
+  }
+  tf.dispose([...Object.values(all.grads), ...Object.values(some.grads)]);
+  [model, ref].forEach((m) => m.dispose());
+  [opt, refOpt].forEach((o) => o.dispose());
+});

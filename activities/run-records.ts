@@ -1,0 +1,97 @@
+/**
+ * Orchestration-queue activities that keep a training run's records outside its history:
+ *  - the run state after every SFT chunk and RL step, in the blob store, so a terminated run can be
+ *    started again from where it was (`bash scripts/main.sh --resume <workflow id>`);
+ *  - one JSON line per SFT step, evaluation and RL step in the run's metrics file (the format of
+ *    src/report/run-metrics.ts), for people and for the curves picture, rendered next to it.
+ * Both are idempotent: a retried or repeated write leaves the same records.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
+import type { RunState } from '../workflows/training-run-types';
+import { formatMetricsLine, metricsLineKey, parseMetricsJsonl, renderCurvesPng, type MetricsLine } from '../src/report';
+import { names, runKey } from './names';
+
+export interface SavedRunState {
+  /** sha-like fingerprint of the run config, so a resume with another config is refused. */
+  configHash: string;
+  state: RunState;
+}
+
+export interface AppendMetricsInput {
+  runId: string;
+  lines: MetricsLine[];
+}
+
+export function metricsFilePath(runsDir: string, runId: string): string {
+  return path.join(runsDir, runKey(runId), 'metrics.jsonl');
+}
+
+export function createRunRecordActivities({ store, runsDir }: { store: BlobStore; runsDir: string }) {
+  return {
+    async saveRunState(input: { runId: string; saved: SavedRunState }): Promise<void> {
+      await store.setName(names.runState(input.runId), await putJson(store, input.saved, 'run-state'));
+    },
+
+    /** The state saved by the last SFT chunk or RL step of run `runId`; refuses a different config. */
+    async loadRunState(input: { runId: string; configHash: string }): Promise<RunState> {
+      const ref = await store.getName(names.runState(input.runId));
+      if (!ref) throw ApplicationFailure.nonRetryable(`no saved state for run '${input.runId}': nothing to resume`, 'BadInputError');
+      const saved = await getJson<SavedRunState>(store, ref);
+      if (saved.configHash !== input.configHash) {
+        throw ApplicationFailure.nonRetryable(
+          `run '${input.runId}' was saved with another config (${saved.configHash}, now ${input.configHash}); resume with the config it ran with`,
+          'ConfigError',
+        );
+      }
+      return saved.state;
+    },
+
+    /** Appends the lines whose keys the file does not hold yet; returns the file's path. */
+    async appendMetrics(input: AppendMetricsInput): Promise<string> {
+      const file = metricsFilePath(runsDir, input.runId);
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      const existing = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return '';
+        throw err;
+      });
+      const keys = new Set<string>();
+      const valid: string[] = [];
+      for (const line of existing.split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          keys.add(metricsLineKey(JSON.parse(line) as MetricsLine));
+          valid.push(line);
+        } catch {
+          // A torn line from a crash mid-write: dropped below, and its record written again.
+        }
+      }
+      const fresh = input.lines.filter((l) => !keys.has(metricsLineKey(l))).map(formatMetricsLine);
+      if (valid.length < existing.split('\n').filter((l) => l.trim()).length) {
+        // Rewrite whole (temp file + rename) so readers never see the torn line again.
+        const tmp = `${file}.${process.pid}.tmp`;
+        await fs.writeFile(tmp, [...valid, ...fresh].map((l) => `${l}\n`).join(''));
+        await fs.rename(tmp, file);
+      } else if (fresh.length > 0) {
+        await fs.appendFile(file, fresh.map((l) => `${l}\n`).join(''));
+      }
+      return file;
+    },
+
+    /** Renders the run's curves from its metrics file next to it (curves.png); safe to call while the run goes on. */
+    async renderCurves(input: { runId: string; title: string }): Promise<{ metricsFile: string; png: string }> {
+      const file = metricsFilePath(runsDir, input.runId);
+      const text = await fs.readFile(file, 'utf8');
+      const png = await renderCurvesPng(parseMetricsJsonl(text, file), { title: input.title });
+      const out = path.join(path.dirname(file), 'curves.png');
+      const tmp = `${out}.${process.pid}.tmp`;
+      await fs.writeFile(tmp, png);
+      await fs.rename(tmp, out);
+      return { metricsFile: file, png: out };
+    },
+  };
+}
+
+export type RunRecordActivities = ReturnType<typeof createRunRecordActivities>;
