@@ -40,7 +40,7 @@ export function createDataActivities({ store }: { store: BlobStore }) {
       let tooLong = 0;
       let preview = '';
       for (const problem of problems) {
-        for (const ex of oracleSftExamples(problem)) {
+        for (const ex of oracleSftExamples(problem, { toolUseRate: input.task.demoToolUseRate })) {
           preview ||= sftExampleText(ex);
           const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
           if (tokens.length > input.maxSeq) {

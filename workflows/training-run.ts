@@ -283,7 +283,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     await metrics([{ kind: 'baseline', label: 'SFT only', accuracy: start.greedy.accuracy, stderr: start.greedy.stderr }]);
   }
 
-  const final = lastEvalHere() ?? (rlSteps > 0 ? state.evals.at(-1) : await evaluate());
+  // The SFT distribution once more at the end: did RL keep what SFT taught?
+  const final = lastEvalHere() ?? (await evaluate());
   progress.phase = 'report';
   const report = await records.renderCurves({ runId, title: `${cfg.experiment} (${runId})` });
   progress.phase = 'done';

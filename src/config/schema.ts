@@ -49,6 +49,12 @@ export const TaskSchema = z
     kind: z.literal('arith').default('arith'),
     /** The problems SFT demonstrations are made from (and the SFT held-out evaluation). */
     difficulty: DifficultySchema.prefault({}),
+    /**
+     * Share of actor demonstrations that call the calculator; the others write the (correct) value
+     * directly, as a person doing the sum in their head would. Below 1, SFT imitates mental
+     * arithmetic the small policy cannot do reliably, and RL can find that the tool pays.
+     */
+    demoToolUseRate: z.number().min(0).max(1).default(1),
     /** Optional: extra demonstrations from another distribution mixed into the SFT set. */
     extraDemonstrations: z
       .object({ difficulty: DifficultySchema, problems: int(1, 1_000_000) })

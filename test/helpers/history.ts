@@ -8,7 +8,8 @@ export function historyPayloads(history: History): Array<{ event: string; bytes:
   for (const event of history.events ?? []) {
     const label = String(event.eventType ?? '?');
     visit(event, (payload) => {
-      const data = payload.data ?? new Uint8Array();
+      // A void result (binary/null encoding) carries no data at all.
+      const data = payload.data instanceof Uint8Array ? payload.data : new Uint8Array();
       let value: unknown;
       try {
         value = JSON.parse(new TextDecoder().decode(data));

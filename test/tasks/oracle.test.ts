@@ -113,3 +113,28 @@ describe('arith reward', () => {
     expect(arithTask.reward(p, '-5')).toBe(1);
   });
 });
+
+describe('demonstrations with a tool-use rate', () => {
+  const problems = generateProblems({ seed: 5, count: 400, split: 'train', difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2, operators: ['+'] } });
+  const actorsOf = (rate: number) => problems.flatMap((p) => oracleSftExamples(p, { toolUseRate: rate }).filter((e) => e.role === 'actor'));
+
+  it('calls the calculator in about that share of acts, the same acts every time', () => {
+    const actors = actorsOf(0.3);
+    const withTool = actors.filter((a) => a.segments.some((s) => s.text.startsWith('<calc>')));
+    expect(withTool.length / actors.length).toBeGreaterThan(0.25);
+    expect(withTool.length / actors.length).toBeLessThan(0.35);
+    expect(actorsOf(0.3).map(sftExampleText)).toEqual(actors.map(sftExampleText));
+    expect(actorsOf(1).every((a) => a.segments.some((s) => s.text.startsWith('<calc>')))).toBe(true);
+    expect(actorsOf(0).some((a) => a.segments.some((s) => s.text.startsWith('<calc>')))).toBe(false);
+  });
+
+  it('a direct answer is the right value, written by the model, and the planner example is unchanged', () => {
+    const p = problemFromExpression('17+25+8');
+    const [planner, ...actors] = oracleSftExamples(p, { toolUseRate: 0 });
+    expect(planner).toEqual(oracleSftExamples(p)[0]);
+    expect(actors[0]!.segments).toEqual([
+      { text: 'Evaluate: 17+25\n', train: false },
+      { text: '42<|eos|>', train: true },
+    ]);
+  });
+});

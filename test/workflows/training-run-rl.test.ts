@@ -1,7 +1,9 @@
-/** trainingRun's GRPO phase end to end on the real dev server with the real activities. */
+/** trainingRun's RL phase end to end on the real dev server with the real activities. */
+import fs from 'node:fs';
 import { names } from '../../activities/names';
 import type { TrainGrpoOutput } from '../../activities/training';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
+import { parseMetricsJsonl } from '../../src/report';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery } from '../../workflows/shared';
 import type { RolloutSummary } from '../../workflows/plan-act-types';
@@ -18,32 +20,35 @@ afterAll(async () => {
   await ctx?.stop();
 });
 
+export const tinyRlConfig = (rl: Record<string, unknown> = {}) =>
+  tinyRunConfig({
+    task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+    eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
+    rollout: { maxTurns: 2 },
+    rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, ppoEpochs: 2, miniBatches: 2, ...rl },
+  });
+
 describe('trainingRun with an RL phase', () => {
-  it('runs SFT, then per RL step a shared Plan/Act rollout child and one GRPO update', async () => {
-    const { workflowId, handle } = await ctx.startTrainingRun(
-      'rl',
-      tinyRunConfig({
-        eval: { everySteps: 0, maxNewTokens: 8 },
-        rollout: { kind: 'plan-act', maxTurns: 2 },
-        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 },
-      }),
-    );
+  it('runs SFT, then per RL step a rollout child and a GRPO update, with RL evaluations, metrics file and curves', async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('rl', tinyRlConfig());
     const result = (await handle.result()) as TrainingRunResult;
 
     expect(result.sftSteps).toBe(4);
     expect(result.rlSteps).toBe(2);
     expect(result.rl.map((p) => p.step)).toEqual([1, 2]);
-    // The end-of-SFT eval's weights (v0) serve rollout 1; rollout 2 gets v1; the final eval v2.
+    // The end-of-SFT eval's weights (v0) serve RL eval 0 and rollout 1; rollout 2 gets v1; the final evals v2.
     expect(result.rl.map((p) => p.weightVersion)).toEqual([0, 1]);
     expect(result.evals.map((e) => [e.step, e.weightVersion])).toEqual([[4, 0], [6, 2]]);
-    expect(result.final?.step).toBe(6);
-    expect(result.weights?.version).toBe(2);
-    for (const p of result.rl) {
-      expect(p.meanReward).toBeGreaterThanOrEqual(0);
-      expect(p.meanReward).toBeLessThanOrEqual(1);
-      expect(Number.isFinite(p.loss)).toBe(true);
-      expect(p.rows + p.skipped).toBeGreaterThan(0);
+    expect(result.rlEvals.map((e) => [e.step, e.weightVersion])).toEqual([[0, 0], [2, 2]]);
+    for (const e of result.rlEvals) {
+      expect(e.greedy.total).toBe(4);
+      expect(e.sampled?.total).toBe(4);
+      expect(e.greedy.stderr).toBeCloseTo(Math.sqrt((e.greedy.accuracy * (1 - e.greedy.accuracy)) / 4), 10);
     }
+    expect(result.comparison?.sftOnly.greedy).toEqual(result.rlEvals[0]!.greedy);
+    expect(result.comparison?.rl.greedy).toEqual(result.rlEvals[1]!.greedy);
+    expect(result.comparison?.moreSft).toBeUndefined();
+    expect(result.weights?.version).toBe(2);
 
     // One checkpoint per SFT chunk and per RL step, and one named result per RL step.
     const ckptNames = await ctx.store.listNames(names.checkpointPrefix(workflowId));
@@ -53,16 +58,46 @@ describe('trainingRun with an RL phase', () => {
       const out = await getJson<TrainGrpoOutput>(ctx.store, (await ctx.store.getName(names.rlStep(workflowId, step)))!);
       expect(out.checkpoint.name).toBe(names.checkpoint(workflowId, step));
       expect(out.rows).toBe(result.rl[i]!.rows);
+      // Two epochs of two mini-batches (one per prompt group): four optimiser steps.
+      expect(out.optimizerSteps).toBe(4);
+      expect(result.rl[i]!.update?.optimizerSteps).toBe(4);
     }
 
-    // Each RL step ran its rollout as a child workflow with the run's episodes.
+    // Each RL step ran its rollout as a child workflow; the step's accuracy is its episodes'.
     for (const step of [1, 2]) {
       const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-${step}`).result()) as RolloutSummary;
       expect(summary.episodes).toBe(4);
-      expect(summary.mode).toBe('shared');
       expect(summary.meanReward).toBe(result.rl[step - 1]!.meanReward);
+      expect(result.rl[step - 1]!.accuracy).toBe(summary.rows.filter((r) => r.reward > 0).length / 4);
+      const s = result.rl[step - 1]!.seconds;
+      expect(s.rollout).toBeGreaterThan(0);
+      expect(s.train).toBeGreaterThan(0);
     }
 
+    // The metrics file has every SFT step, evaluation and RL step once; the curves are a PNG next to it.
+    const metrics = parseMetricsJsonl(fs.readFileSync(result.metricsFile!, 'utf8'), result.metricsFile);
+    expect(metrics.sftLoss.map((l) => l.step)).toEqual([1, 2, 3, 4]);
+    expect(metrics.rl.map((p) => [p.step, p.meanReward])).toEqual(result.rl.map((p) => [p.step, p.meanReward]));
+    expect(metrics.evals.map((e) => `${e.phase}:${e.step}`).sort()).toEqual(['rl:0', 'rl:2', 'sft:4', 'sft:6']);
+    expect(metrics.baselines.map((b) => b.label)).toEqual(['SFT only']);
+    expect(fs.readFileSync(result.metricsFile!, 'utf8').trim().split('\n')).toHaveLength(4 + 4 + 2 + 1);
+    expect(fs.readFileSync(result.curvesPng!).subarray(1, 4).toString()).toBe('PNG');
+
     expect(await handle.query(progressQuery)).toEqual(expect.objectContaining({ phase: 'done', step: 6, totalSteps: 6, rlStep: 2 }));
+  });
+
+  it('with compare.moreSft, gives the RL start the same wall time of more SFT and evaluates it', async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('rl-compare', { ...tinyRlConfig({ steps: 1 }), compare: { moreSft: true } });
+    const result = (await handle.result()) as TrainingRunResult;
+    const c = result.comparison!;
+    expect(c.moreSft).toBeDefined();
+    expect(c.moreSft!.steps).toBeGreaterThan(0);
+    expect(c.moreSft!.steps % 2).toBe(0); // whole chunks of sft.stepsPerActivity
+    // It stops at the first chunk boundary past RL's seconds.
+    expect(c.moreSft!.seconds).toBeGreaterThanOrEqual(c.rl.seconds);
+    // Its checkpoints live under their own run key, branching from the checkpoint RL started from.
+    const branch = await ctx.store.listNames(names.checkpointPrefix(`${workflowId}~more-sft`));
+    expect(branch.at(-1)).toBe(names.checkpoint(`${workflowId}~more-sft`, 4 + c.moreSft!.steps));
+    expect(result.rlEvals).toHaveLength(2);
   });
 });
