@@ -10,6 +10,7 @@ import cliProgress from 'cli-progress';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
+import { parseRunConfig } from '../src/config/parse';
 import { ConfigError } from '../src/config/errors';
 import { DATA_DIR, REPO_ROOT } from '../src/paths';
 import { createWorkers, defaultStore } from '../workers/create-workers';
@@ -25,13 +26,15 @@ async function main(): Promise<number> {
     .description('Run a durable-rl training run on Temporal')
     .option('-c, --config <file>', 'run config (YAML or JSON)', path.join(REPO_ROOT, 'configs', 'default.yaml'))
     .option('--workflow-id <id>', 'workflow id (default: <experiment>-<timestamp>)')
+    .option('--seed <n>', 'override the config\'s seed (problems, initial weights, sampling)')
     .option('--resume <id>', 'start the terminated or failed run <id> again from its last saved step (same config)')
     .parse()
-    .opts<{ config: string; workflowId?: string; resume?: string }>();
+    .opts<{ config: string; workflowId?: string; resume?: string; seed?: string }>();
 
   let config;
   try {
     config = loadRunConfig(opts.config);
+    if (opts.seed !== undefined) config = parseRunConfig({ ...config, seed: Number(opts.seed) }, `${opts.config} with --seed ${opts.seed}`);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -96,6 +99,8 @@ async function main(): Promise<number> {
     const result = (await handle.result()) as TrainingRunResult;
     stopProgress();
     console.log(formatResult(result));
+    // The result beside the input, for scripts/summarize-runs.ts and anyone comparing runs later.
+    fs.writeFileSync(path.join(DATA_DIR, 'runs', `${workflowId}.result.json`), JSON.stringify(result, null, 2));
   } catch (err) {
     stopProgress();
     console.error(`run ${workflowId} failed: ${describeFailure(err)}`);

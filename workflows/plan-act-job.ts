@@ -19,6 +19,7 @@ import {
   executeChild,
   log,
   metricMeter,
+  patched,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -35,14 +36,16 @@ import type {
   PlanActJobInput,
   PlanActJobResult,
   PlanActJobState,
+  JobTrainingStep,
   PolicyRef,
+  SampleSetRef,
   SessionDelivery,
 } from './plan-act-types';
 import { rolloutTerms } from './rollout-session';
 import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from './search-attributes';
 import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal, sessionWorkflowId } from './shared';
 import { singleAgentRollout } from './single-agent-rollout';
-import type { WeightsInfo } from './training-run-types';
+import type { CheckpointInfo, WeightsInfo } from './training-run-types';
 
 /** Failure types when fallbackOnTimeout is off, one per reason, so callers can tell them apart. */
 export const FALLBACK_ERROR_TYPES: Record<FallbackReason, string> = {
@@ -59,6 +62,9 @@ export interface PlanActJobCarry {
   weights: WeightsInfo;
   completed: JobRolloutResult[];
   fallbacks: number;
+  /** Jobs that train: their checkpoint and the one they started from (the KL reference). */
+  checkpoint?: CheckpointInfo;
+  start?: CheckpointInfo;
 }
 
 const fallbackCounter = metricMeter.createCounter('plan_act_fallbacks', 'rollouts', 'single-agent rollouts run because a joint Plan/Act rollout could not happen');
@@ -86,9 +92,23 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
   validateRole(input, cfg);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 
-  const weights = carry?.weights ?? (await resolveWeights());
+  // Jobs started before jobs trained keep the commands they were recorded with.
+  const trains = patched('plan-act-job-trains') && input.train !== false;
+  if (trains && input.weights !== undefined) {
+    throw ApplicationFailure.nonRetryable('invalid planActJob input: weights (a bare ONNX export) cannot be trained; give weightsFromRun, or train: false', 'ConfigError');
+  }
+  let weights: WeightsInfo;
+  let checkpoint = carry?.checkpoint;
+  let start = carry?.start;
+  if (carry) weights = carry.weights;
+  else if (trains) {
+    checkpoint = start = await initialCheckpoint();
+    weights = await training.publishWeights({ runId: self, checkpoint, version: 0 });
+  } else weights = await resolveWeights();
   state.weights = weights;
-  const policy: PolicyRef = { weights, ...(input.inferenceQueue !== undefined ? { inferenceQueue: input.inferenceQueue } : {}) };
+  if (checkpoint) state.checkpoint = checkpoint;
+  const policyOf = (w: WeightsInfo): PolicyRef => ({ weights: w, ...(input.inferenceQueue !== undefined ? { inferenceQueue: input.inferenceQueue } : {}) });
+  let policy = policyOf(weights);
 
   while (state.remaining.length > 0) {
     const rolloutId = state.remaining[0]!;
@@ -96,16 +116,60 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
     delete state.sessionPhase;
     upsertSearchAttributes([{ key: ROLLOUT_ID, value: rolloutId }]);
     const result = input.role === 'shared' ? await sharedRollout(rolloutId) : await dualRollout(rolloutId);
+    if (trains) {
+      result.weightVersion = weights.version;
+      const update = await trainOn(result);
+      if (update) result.training = update;
+    }
     state.completed.push(result);
     state.remaining.shift();
     deliveries.delete(rolloutId);
     log.info('rollout done', { rolloutId, outcome: result.outcome, reason: result.reason, meanReward: result.meanReward });
     if (state.remaining.length > 0 && workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof planActJob>(input, { config: cfg, weights, completed: state.completed, fallbacks: state.fallbacks });
+      await continueAsNew<typeof planActJob>(input, {
+        config: cfg,
+        weights,
+        completed: state.completed,
+        fallbacks: state.fallbacks,
+        ...(checkpoint ? { checkpoint } : {}),
+        ...(start ? { start } : {}),
+      });
     }
   }
   state.phase = 'done';
   return { experiment: cfg.experiment, role: input.role, weights, rollouts: state.completed, fallbacks: state.fallbacks };
+
+  /** The checkpoint a training job starts from: an earlier run's latest, or a fresh policy of its own. */
+  async function initialCheckpoint(): Promise<CheckpointInfo> {
+    if (input.weightsFromRun !== undefined) return training.checkpointFromRun({ runId: self, fromRun: input.weightsFromRun, model: cfg.model });
+    // A fresh policy of its own: the two jobs of a dual run are different models from the start.
+    const seed = cfg.seed + (input.role === 'actor' ? 1 : 0);
+    return (await training.initPolicy({ runId: self, model: cfg.model, seed })).checkpoint;
+  }
+
+  /**
+   * One GRPO update of this job's policy on this job's own samples of the rollout (the planner's
+   * turns, the actor's acts, both in shared mode, the single-agent episodes after a fallback), then
+   * the new weights, which this job brings to its next rollout.
+   */
+  async function trainOn(result: JobRolloutResult): Promise<JobTrainingStep | undefined> {
+    const sets = (['planner', 'actor', 'single'] as const).map((r) => result.samples[r]).filter((s): s is SampleSetRef => s !== undefined && s.samples > 0);
+    if (sets.length === 0 || !checkpoint) return undefined;
+    state.phase = 'training';
+    const update = await training.trainGrpo({
+      runId: self,
+      checkpoint,
+      samples: sets,
+      step: checkpoint.step + 1,
+      rl: cfg.rl,
+      resetOptimizer: checkpoint.step === start?.step,
+      ...(cfg.rl.useKlLoss || cfg.rl.useKlInReward ? { reference: start! } : {}),
+    });
+    checkpoint = state.checkpoint = update.checkpoint;
+    weights = state.weights = await training.publishWeights({ runId: self, checkpoint, version: weights.version + 1 });
+    policy = policyOf(weights);
+    return { step: checkpoint.step, loss: update.loss, rows: update.rows, clipFraction: update.pgClipFrac, weightVersion: weights.version };
+  }
 
   async function resolveWeights(): Promise<WeightsInfo> {
     if (input.weights) return input.weights;

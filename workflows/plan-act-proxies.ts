@@ -49,7 +49,7 @@ export function planActProxies(t: RunConfig['timeouts']) {
       startToCloseTimeout: '1m',
       retry: retry(5),
     }),
-    training: proxyActivities<Pick<TrainingActivities, 'initPolicy' | 'publishWeights'>>({
+    training: proxyActivities<Pick<TrainingActivities, 'initPolicy' | 'publishWeights' | 'trainGrpo' | 'checkpointFromRun'>>({
       taskQueue: TASK_QUEUES.training,
       // No heartbeat timeout: initPolicy and publishWeights do not heartbeat.
       startToCloseTimeout: `${t.trainSec}s`,

@@ -6,7 +6,7 @@
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole, BlobRef } from '../src/domain/types';
 import type { EpisodeFailure, EpisodeLimits } from '../src/planact/episode-types';
-import type { WeightsInfo } from './training-run-types';
+import type { CheckpointInfo, WeightsInfo } from './training-run-types';
 
 export type PlanActRoleName = 'planner' | 'actor';
 
@@ -185,6 +185,22 @@ export interface PlanActJobInput {
   weightsFromRun?: string;
   /** Inference workers serving this job's weights; default: the inference queue. */
   inferenceQueue?: string;
+  /**
+   * Train this job's policy with GRPO on its own samples after every rollout and publish the new
+   * weights for the next one (default true). Needs a checkpoint: not available with `weights`.
+   */
+  train?: boolean;
+}
+
+/** One GRPO update a job made after a rollout. */
+export interface JobTrainingStep {
+  /** The job's checkpoint step after the update. */
+  step: number;
+  loss: number;
+  rows: number;
+  clipFraction: number;
+  /** Weights version published with the update (served in the job's next rollout). */
+  weightVersion: number;
 }
 
 /** How a job got its samples for one rollout. */
@@ -213,6 +229,10 @@ export interface JobRolloutResult {
   meanReward: number;
   /** Only this job's own samples: planner or actor in dual mode, both in shared mode, single on fallback. */
   samples: SampleSets;
+  /** Weights version this job's policy played the rollout with. */
+  weightVersion?: number;
+  /** The update the job trained on these samples (train: true). */
+  training?: JobTrainingStep;
 }
 
 export interface PlanActJobResult {
@@ -223,7 +243,7 @@ export interface PlanActJobResult {
   fallbacks: number;
 }
 
-export type JobPhase = 'setup' | 'arriving' | 'waiting' | 'rollout' | 'fallback' | 'done';
+export type JobPhase = 'setup' | 'arriving' | 'waiting' | 'rollout' | 'fallback' | 'training' | 'done';
 
 export interface PlanActJobState {
   role: JobRole;
@@ -235,6 +255,8 @@ export interface PlanActJobState {
   remaining: number[];
   fallbacks: number;
   weights?: WeightsInfo;
+  /** The job's training checkpoint (jobs that train). */
+  checkpoint?: CheckpointInfo;
 }
 
 /** What a job hands the session when it arrives. */

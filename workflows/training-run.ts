@@ -12,6 +12,7 @@
  * (`bash scripts/main.sh --resume <workflow id>`); long runs continue-as-new with their state.
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   continueAsNew,
   executeChild,
@@ -64,7 +65,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const runId = workflowInfo().workflowId;
   const configHash = fingerprint(cfg);
   const state: RunState =
-    resume && 'fromSavedState' in resume ? await records.loadRunState({ runId, configHash }) : (resume ?? { losses: [], evals: [] });
+    resume && 'fromSavedState' in resume ? await failAsRun(records.loadRunState({ runId, configHash })) : (resume ?? { losses: [], evals: [] });
   const rlSteps = cfg.rl.steps;
   const rlPoints: RlPoint[] = (state.rl ??= []);
   const rlEvals: RlEvalPoint[] = (state.rlEvals ??= []);
@@ -91,12 +92,12 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   let backend = 'resumed';
   if (!state.checkpoint) {
     if (cfg.init.fromRun !== undefined) {
-      state.checkpoint = await training.checkpointFromRun({
+      state.checkpoint = await failAsRun(training.checkpointFromRun({
         runId,
         fromRun: cfg.init.fromRun,
         ...(cfg.init.step !== undefined ? { step: cfg.init.step } : {}),
         model: cfg.model,
-      });
+      }));
       backend = `from run ${cfg.init.fromRun}`;
     } else {
       const init = await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
@@ -130,9 +131,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const point: EvalPoint = { ...report, step: checkpoint.step, weightVersion: weights.version };
     state.evals.push(point);
     progress.lastEval = point;
-    await metrics([
-      { kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy },
-    ]);
+    // The SFT curve's points; the check after RL (SFT distribution, after RL's steps) is in the result only.
+    if (rlPoints.length === 0) await metrics([{ kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy }]);
     log.info('evaluation', { step: point.step, planner: point.plannerAccuracy, actor: point.actorAccuracy, episode: point.episodeAccuracy });
     return point;
   };
@@ -233,6 +233,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         tokens: update.tokens,
         meanResponseLength: update.meanResponseLength,
         optimizerSteps: update.optimizerSteps,
+        tokensRun: update.tokensRun,
+        updateSeconds: update.updateSeconds,
         ...(update.klLoss !== undefined ? { klLoss: update.klLoss } : {}),
       },
       seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
@@ -352,6 +354,20 @@ function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comp
     ...(state.moreSft ? { moreSft: { ...pick(state.moreSft.eval), steps: state.moreSft.steps, seconds: round1(state.moreSft.seconds) } } : {}),
     rl: { ...pick(last), steps: rlSteps, seconds: round1(state.rlSeconds ?? 0) },
   };
+}
+
+/**
+ * A typed, non-retryable activity failure (a bad resume or init.fromRun) becomes the run's own
+ * failure with the same type and message, so `temporal workflow show` says what was wrong first.
+ */
+async function failAsRun<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? 'ConfigError');
+    throw err;
+  }
 }
 
 function round1(x: number): number {

@@ -71,4 +71,19 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
   // A planner whose actor never comes: barrier timeout, then the single-agent fallback.
   { name: 'plan-act-dual-fallback', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-alone', 'dual', { barrierTimeoutSec: 1 })) },
   { name: 'plan-act-fallback-rollout', workflowType: 'singleAgentRollout', args: [], workflowId: 'history-plan-act-dual-fallback/fallback-r1', startedByOthers: true },
+  // Recorded after the 'training-run-v2' and 'plan-act-job-trains' patches.
+  {
+    name: 'training-run-rl-v2',
+    workflowType: 'trainingRun',
+    args: [
+      tinyRunConfig({
+        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4 } },
+        eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
+        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12, ppoEpochs: 2, miniBatches: 2 },
+        compare: { moreSft: true },
+      }),
+    ],
+  },
+  { name: 'plan-act-dual-trained-planner', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-dual-trained', 'dual')), concurrent: true },
+  { name: 'plan-act-dual-trained-actor', workflowType: 'planActJob', args: planActJob('actor', tinyPlanActConfig('history-dual-trained', 'dual')), concurrent: true },
 ];

@@ -80,6 +80,8 @@ export interface TrainStepResult extends Partial<PgStepStats> {
   tokens: number;
   /** Global gradient norm before clipping. */
   gradNorm: number;
+  /** Tokens of the rows that went through the forward and backward passes (all of each row). */
+  tokensRun?: number;
 }
 
 /** Sums over one micro-batch; they add up to the mini-batch's values. */
@@ -271,7 +273,7 @@ function* microBatchSteps(
       yield { done: i + 1, total: parts };
     }
     const gradNorm = optimizer.apply(acc, lr);
-    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm };
+    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm, tokensRun: work.tokens.reduce((n, row) => n + row.length, 0) };
     if (sums) {
       // KL and entropy are means over the tokens that were run (all of them unless rows were skipped).
       const ran = work === batch ? norm.tokens : Math.max(1, batchLossNorm(work, pg?.lossScaleFactor).tokens);

@@ -74,6 +74,9 @@ export interface GrpoUpdateResult {
   rows: number;
   /** Mean response length (tokens) of the rows. */
   meanResponseLength: number;
+  /** Tokens through the forward and backward passes over all optimiser steps, and the seconds they took. */
+  tokensRun: number;
+  updateSeconds: number;
   /** Samples with no trained token (empty or fully masked response), left out: they add nothing. */
   skipped: number;
   /** Samples longer than the model's maxSeq, left out. */
@@ -129,7 +132,8 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
     if (ckpt.optimizer && !opts.resetOptimizer) {
       optimizer.setState({ ...ckpt.optimizer, config: { ...ckpt.optimizer.config, clipNorm: rl.gradClip } });
     }
-    const acc = { steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0 };
+    const started = performance.now();
+    const acc = { tokensRun: 0, steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0 };
     const plan: number[][][] = [];
     for (let epoch = 0; epoch < rl.ppoEpochs && rows > 0; epoch++) {
       plan.push(miniBatchRows(built.rowGroups, rl.miniBatches, mulberry32(mixSeed(opts.seed, epoch))));
@@ -145,6 +149,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
         });
         if (!Number.isFinite(r.loss)) throw new Error(`GRPO loss is ${r.loss} at step ${opts.step}`);
         acc.steps++;
+        acc.tokensRun += r.tokensRun ?? 0;
         acc.loss += r.loss;
         acc.pgLoss += r.pgLoss ?? 0;
         acc.klLoss += r.klLoss ?? 0;
@@ -181,6 +186,8 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       tokens: batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0),
       rows,
       meanResponseLength: rows === 0 ? 0 : built.responseLengths.reduce((a, b) => a + b, 0) / rows,
+      tokensRun: acc.tokensRun,
+      updateSeconds: (performance.now() - started) / 1000,
       skipped: built.skipped,
       tooLong: built.tooLong,
       meanReward: stats.meanReward,

@@ -212,7 +212,7 @@ describe('planActJob, shared mode (one policy plays both roles)', () => {
     const handle = await env.client.workflow.start('planActJob', {
       taskQueue: TASK_QUEUES.orchestration,
       workflowId,
-      args: [{ role: 'shared', config: sharedConfig('shared-oracle'), rolloutIds: [1, 2], weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue }],
+      args: [{ role: 'shared', config: sharedConfig('shared-oracle'), rolloutIds: [1, 2], weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue, train: false }],
     });
     const result = (await handle.result()) as PlanActJobResult;
     expect(result.rollouts.map((r) => [r.rolloutId, r.outcome, r.episodes, r.meanReward])).toEqual([[1, 'shared', 4, 1], [2, 'shared', 4, 1]]);
@@ -237,9 +237,10 @@ describe('planActJob, shared mode (one policy plays both roles)', () => {
       args: [{ role: 'shared', config: { ...sharedConfig('shared-embedded'), rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 12 } } }],
     });
     const result = (await handle.result()) as PlanActJobResult;
-    expect(result.weights.version).toBe(0);
+    // One rollout with v0, then one GRPO update on both roles' samples, published as v1.
+    expect(result.weights.version).toBe(1);
     expect(result.rollouts).toHaveLength(1);
-    expect(result.rollouts[0]).toMatchObject({ rolloutId: 1, outcome: 'shared', episodes: 2 });
+    expect(result.rollouts[0]).toMatchObject({ rolloutId: 1, outcome: 'shared', episodes: 2, weightVersion: 0, training: { step: 1, weightVersion: 1 } });
     const planner = await samplesOf(result.rollouts[0]!.samples.planner);
     expect(planner.every((s) => s.metadata.role === 'planner' && s.metadata.weightVersion === 0)).toBe(true);
   });

@@ -7,7 +7,9 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { GenerateInput } from '../../activities/inference';
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
+import { names } from '../../activities/names';
 import { readSamples } from '../../activities/samples';
 import type { RunConfigInput } from '../../src/config/schema';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
@@ -29,6 +31,11 @@ let env: TestWorkflowEnvironment;
 let store: FsBlobStore;
 const fastQueue = uniqueId('oracle-fast');
 const slowQueue = uniqueId('oracle-slow');
+/**
+ * The oracle, except that about half of the episodes' planners answer 0 at once (by the seed of
+ * their first request): episodes of one prompt then earn different rewards, so GRPO has advantages.
+ */
+const mixedQueue = uniqueId('oracle-mixed');
 
 beforeAll(async () => {
   ctx = await testEnv('rollout-session');
@@ -36,6 +43,9 @@ beforeAll(async () => {
   for (const [taskQueue, latencyMs] of [[fastQueue, FAST_MS], [slowQueue, SLOW_MS]] as const) {
     await ctx.addWorker({ taskQueue, activities: createOracleInferenceActivities({ store, latencyMs }), maxConcurrentActivityTaskExecutions: 256 });
   }
+  const script = (input: GenerateInput) =>
+    input.role === 'planner' && !input.prompt.includes('<|eos|>') && (input.params.seed ?? 0) % 2 === 1 ? { text: 'ANSWER: 0\n', finishReason: 'eos' as const } : undefined;
+  await ctx.addWorker({ taskQueue: mixedQueue, activities: createOracleInferenceActivities({ store, latencyMs: FAST_MS, script }), maxConcurrentActivityTaskExecutions: 256 });
 });
 
 afterAll(async () => {
@@ -62,7 +72,8 @@ async function startJob(role: Exclude<JobRole, 'shared'>, opts: JobOptions): Pro
     role,
     config: opts.config,
     rolloutIds: opts.rolloutIds ?? [1],
-    ...(opts.weights === null ? {} : { weights: opts.weights ?? (role === 'planner' ? PLANNER_WEIGHTS : ACTOR_WEIGHTS) }),
+    // Scripted (oracle) weights have no checkpoint to train: those jobs only collect samples.
+    ...(opts.weights === null ? {} : { weights: opts.weights ?? (role === 'planner' ? PLANNER_WEIGHTS : ACTOR_WEIGHTS), train: false }),
     ...(opts.queue === undefined ? { inferenceQueue: fastQueue } : opts.queue === '' ? {} : { inferenceQueue: opts.queue }),
   };
   return env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId(`${opts.config.experiment}-${role}`), args: [input] });
@@ -241,17 +252,38 @@ describe('rolloutSession (dual mode)', () => {
     }
   });
 
-  it('works with the default embedded policy: each job initialises its own weights', async () => {
-    const experiment = uniqueId('embedded-dual');
-    const cfg = dualConfig(experiment, { barrierTimeoutSec: 60 });
-    const [planner, actor] = await Promise.all([startJob('planner', { config: cfg, queue: '', weights: null }), startJob('actor', { config: cfg, queue: '', weights: null })]);
+  it('each job trains its own weights on its own samples; the session serves each job\'s latest', async () => {
+    const experiment = uniqueId('trained-dual');
+    // Embedded policies of their own (initialised, trained, published); generation by the mixed oracle.
+    const cfg = { ...dualConfig(experiment, { barrierTimeoutSec: 60 }), rl: { promptsPerStep: 2, groupSize: 4, maxNewTokens: 16 } };
+    const start = (role: 'planner' | 'actor') => startJob(role, { config: cfg, queue: mixedQueue, weights: null, rolloutIds: [1, 2] });
+    const [planner, actor] = await Promise.all([start('planner'), start('actor')]);
     const p = (await planner.result()) as PlanActJobResult;
     const a = (await actor.result()) as PlanActJobResult;
-    expect(p.rollouts[0]).toMatchObject({ outcome: 'joint', episodes: 2 });
-    expect(a.rollouts[0]).toMatchObject({ outcome: 'joint', episodes: 2 });
-    // Two different models: same architecture, different seeds, so different bytes.
+    for (const r of [p, a]) {
+      expect(r.rollouts.map((x) => x.outcome)).toEqual(['joint', 'joint']);
+      // Each rollout is followed by one update of this job's policy and a new weights version.
+      expect(r.rollouts.map((x) => x.weightVersion)).toEqual([0, 1]);
+      expect(r.rollouts.map((x) => x.training?.weightVersion)).toEqual([1, 2]);
+      expect(r.rollouts.map((x) => x.training?.step)).toEqual([1, 2]);
+      expect(r.weights.version).toBe(2);
+    }
+    // Two different models, each updated: four distinct ONNX exports per job, none shared.
     expect(p.weights.onnx.sha256).not.toBe(a.weights.onnx.sha256);
+    const pVersions = await Promise.all([0, 1, 2].map((v) => store.getName(names.weights(planner.workflowId, v))));
+    const aVersions = await Promise.all([0, 1, 2].map((v) => store.getName(names.weights(actor.workflowId, v))));
+    expect(new Set([...pVersions, ...aVersions].map((r) => r!.sha256)).size).toBe(6);
+    // The planner trained on planner samples only, the actor on actor samples only.
     const planned = await readSamples(store, p.rollouts[0]!.samples.planner!.ref);
-    expect(planned.every((s) => s.metadata.role === 'planner' && s.reward === 0)).toBe(true);
+    expect(planned.every((s) => s.metadata.role === 'planner' && s.metadata.weightVersion === 0)).toBe(true);
+    expect(new Set(planned.map((s) => s.reward)).size).toBe(2);
+    expect(p.rollouts[0]!.samples.actor).toBeUndefined();
+    expect(a.rollouts[0]!.samples.planner).toBeUndefined();
+    // Rollout 2's session ran each role with the weights its job published after rollout 1.
+    const session2 = await env.client.workflow.getHandle(sessionWorkflowId(experiment, 2)).query(sessionStateQuery);
+    expect(session2.arrivals.planner?.weightsVersion).toBe(1);
+    expect(session2.arrivals.actor?.weightsVersion).toBe(1);
+    const planned2 = await readSamples(store, p.rollouts[1]!.samples.planner!.ref);
+    expect(planned2.every((s) => s.metadata.weightVersion === 1)).toBe(true);
   });
 });

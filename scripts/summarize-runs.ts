@@ -1,0 +1,58 @@
+/**
+ * Summarises finished main-job runs side by side: held-out accuracy on the RL distribution of the
+ * SFT checkpoint, of that checkpoint given RL's wall time of more SFT, and of SFT + RL, per run and
+ * as mean and spread over the runs (e.g. three seeds). Reads .data/runs/<workflow id>.result.json.
+ *   node dist/scripts/summarize-runs.js <workflow id> [<workflow id> ...]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DATA_DIR } from '../src/paths';
+import type { Accuracy } from '../src/eval/episode-accuracy';
+import type { TrainingRunResult } from '../workflows/training-run-types';
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+function meanSpread(xs: number[]): string {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)) : 0;
+  return `${pct(mean)} (sd ${pct(sd)}; ${xs.map(pct).join(', ')})`;
+}
+
+function main(): number {
+  const ids = process.argv.slice(2);
+  if (ids.length === 0) {
+    console.error('usage: summarize-runs <workflow id> [...]');
+    return 2;
+  }
+  const runs = ids.map((id) => {
+    const file = path.join(DATA_DIR, 'runs', `${id}.result.json`);
+    if (!fs.existsSync(file)) throw new Error(`${file} not found: did \`bash scripts/main.sh --workflow-id ${id}\` finish?`);
+    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as TrainingRunResult;
+    if (!r.comparison) throw new Error(`${id} has no comparison (rl.steps was 0?)`);
+    return { id, c: r.comparison };
+  });
+  const cell = (a?: Accuracy) => (a ? `${pct(a.accuracy)} ± ${pct(a.stderr)}` : '-');
+  console.log(`| run | SFT only | SFT + more SFT | SFT + RL | RL − better baseline |`);
+  console.log('|---|---:|---:|---:|---:|');
+  for (const { id, c } of runs) {
+    const better = Math.max(c.sftOnly.greedy.accuracy, c.moreSft?.greedy.accuracy ?? 0);
+    console.log(`| ${id} | ${cell(c.sftOnly.greedy)} | ${cell(c.moreSft?.greedy)} | ${cell(c.rl.greedy)} | ${((c.rl.greedy.accuracy - better) * 100).toFixed(1)} pts |`);
+  }
+  console.log('');
+  console.log(`greedy, mean over ${runs.length} runs (sample sd; per run):`);
+  console.log(`  SFT only        ${meanSpread(runs.map((r) => r.c.sftOnly.greedy.accuracy))}`);
+  if (runs.every((r) => r.c.moreSft)) console.log(`  SFT + more SFT  ${meanSpread(runs.map((r) => r.c.moreSft!.greedy.accuracy))}`);
+  console.log(`  SFT + RL        ${meanSpread(runs.map((r) => r.c.rl.greedy.accuracy))}`);
+  if (runs.every((r) => r.c.rl.sampled && r.c.sftOnly.sampled)) {
+    console.log(`sampled (rl.temperature), mean over ${runs.length} runs:`);
+    console.log(`  SFT only        ${meanSpread(runs.map((r) => r.c.sftOnly.sampled!.accuracy))}`);
+    if (runs.every((r) => r.c.moreSft?.sampled)) console.log(`  SFT + more SFT  ${meanSpread(runs.map((r) => r.c.moreSft!.sampled!.accuracy))}`);
+    console.log(`  SFT + RL        ${meanSpread(runs.map((r) => r.c.rl.sampled!.accuracy))}`);
+  }
+  const budget = runs.map((r) => `${r.c.rl.steps} RL steps in ${r.c.rl.seconds} s vs ${r.c.moreSft?.steps ?? '-'} more SFT steps in ${r.c.moreSft?.seconds ?? '-'} s`);
+  console.log('');
+  console.log(`compute per run: ${budget.join('; ')}`);
+  return 0;
+}
+
+process.exit(main());
