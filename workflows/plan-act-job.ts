@@ -36,6 +36,7 @@ import type {
   PlanActJobInput,
   PlanActJobResult,
   PlanActJobState,
+  JobEvalPoint,
   JobTrainingStep,
   PolicyRef,
   SampleSetRef,
@@ -65,6 +66,7 @@ export interface PlanActJobCarry {
   /** Jobs that train: their checkpoint and the one they started from (the KL reference). */
   checkpoint?: CheckpointInfo;
   start?: CheckpointInfo;
+  evals?: JobEvalPoint[];
 }
 
 const fallbackCounter = metricMeter.createCounter('plan_act_fallbacks', 'rollouts', 'single-agent rollouts run because a joint Plan/Act rollout could not happen');
@@ -88,7 +90,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 
   validateInput(input, rolloutIds);
   const cfg = carry?.config ?? (await loadConfig(input));
-  const { jobs, training } = planActProxies(cfg.timeouts);
+  const { jobs, training, evaluation } = planActProxies(cfg.timeouts);
   validateRole(input, cfg);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 
@@ -107,6 +109,11 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
   } else weights = await resolveWeights();
   state.weights = weights;
   if (checkpoint) state.checkpoint = checkpoint;
+  const evals: JobEvalPoint[] = carry?.evals ?? [];
+  if (trains) {
+    state.evals = evals;
+    if (evals.length === 0 && cfg.eval.rlEverySteps > 0) await evaluateOwn(0);
+  }
   const policyOf = (w: WeightsInfo): PolicyRef => ({ weights: w, ...(input.inferenceQueue !== undefined ? { inferenceQueue: input.inferenceQueue } : {}) });
   let policy = policyOf(weights);
 
@@ -122,6 +129,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
       if (update) result.training = update;
     }
     state.completed.push(result);
+    if (trains && cfg.eval.rlEverySteps > 0 && state.completed.length % cfg.eval.rlEverySteps === 0) await evaluateOwn(state.completed.length);
     state.remaining.shift();
     deliveries.delete(rolloutId);
     log.info('rollout done', { rolloutId, outcome: result.outcome, reason: result.reason, meanReward: result.meanReward });
@@ -133,15 +141,40 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
         fallbacks: state.fallbacks,
         ...(checkpoint ? { checkpoint } : {}),
         ...(start ? { start } : {}),
+        ...(trains ? { evals } : {}),
       });
     }
   }
   state.phase = 'done';
-  return { experiment: cfg.experiment, role: input.role, weights, rollouts: state.completed, fallbacks: state.fallbacks };
+  return { experiment: cfg.experiment, role: input.role, weights, ...(trains ? { evals } : {}), rollouts: state.completed, fallbacks: state.fallbacks };
+
+  /**
+   * Held-out evaluation of this job's current weights (task.evalProblems problems; the planner job
+   * reads its planner accuracy, the actor job its actor accuracy), on the embedded engine.
+   */
+  async function evaluateOwn(afterRollouts: number): Promise<void> {
+    const report = await evaluation.evaluatePolicy({ runId: self, weights, task: cfg.task, rollout: cfg.rollout, seed: cfg.seed, maxNewTokens: cfg.eval.maxNewTokens });
+    const point: JobEvalPoint = {
+      afterRollouts,
+      weightVersion: weights.version,
+      plannerAccuracy: report.plannerAccuracy,
+      actorAccuracy: report.actorAccuracy,
+      episodeAccuracy: report.episodeAccuracy,
+    };
+    evals.push(point);
+    log.info('job evaluation', { ...point });
+  }
 
   /** The checkpoint a training job starts from: an earlier run's latest, or a fresh policy of its own. */
   async function initialCheckpoint(): Promise<CheckpointInfo> {
-    if (input.weightsFromRun !== undefined) return training.checkpointFromRun({ runId: self, fromRun: input.weightsFromRun, model: cfg.model });
+    if (input.weightsFromRun !== undefined) {
+      return training.checkpointFromRun({
+        runId: self,
+        fromRun: input.weightsFromRun,
+        ...(input.fromStep !== undefined ? { step: input.fromStep } : {}),
+        model: cfg.model,
+      });
+    }
     // A fresh policy of its own: the two jobs of a dual run are different models from the start.
     const seed = cfg.seed + (input.role === 'actor' ? 1 : 0);
     return (await training.initPolicy({ runId: self, model: cfg.model, seed })).checkpoint;
@@ -280,6 +313,7 @@ function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {
   if (input.weights !== undefined && input.weightsFromRun !== undefined) problems.push('give weights or weightsFromRun, not both');
   if (rolloutIds.length === 0 || !rolloutIds.every((id) => Number.isSafeInteger(id) && id >= 0)) problems.push('rolloutIds must be non-negative integers');
   if (new Set(rolloutIds).size !== rolloutIds.length) problems.push('rolloutIds has duplicates');
+  if (input.fromStep !== undefined && (input.weightsFromRun === undefined || input.train === false)) problems.push('fromStep needs weightsFromRun and a job that trains');
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob input: ${problems.join('; ')}`, 'ConfigError', problems);
 }
 

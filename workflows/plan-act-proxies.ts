@@ -49,6 +49,13 @@ export function planActProxies(t: RunConfig['timeouts']) {
       startToCloseTimeout: '1m',
       retry: retry(5),
     }),
+    /** Training jobs evaluate their own weights on the inference queue (the embedded engine). */
+    evaluation: proxyActivities<Pick<InferenceActivities, 'evaluatePolicy'>>({
+      taskQueue: TASK_QUEUES.inference,
+      startToCloseTimeout: `${t.generateSec}s`,
+      heartbeatTimeout: `${t.heartbeatSec}s`,
+      retry: retry(10),
+    }),
     training: proxyActivities<Pick<TrainingActivities, 'initPolicy' | 'publishWeights' | 'trainGrpo' | 'checkpointFromRun'>>({
       taskQueue: TASK_QUEUES.training,
       // No heartbeat timeout: initPolicy and publishWeights do not heartbeat.

@@ -190,6 +190,18 @@ export interface PlanActJobInput {
    * weights for the next one (default true). Needs a checkpoint: not available with `weights`.
    */
   train?: boolean;
+  /** With weightsFromRun and train: that run's checkpoint at this step (default its latest). */
+  fromStep?: number;
+}
+
+/** A training job's held-out evaluation of its own weights (oracle-forced planner and actor accuracy, end to end). */
+export interface JobEvalPoint {
+  /** Rollouts this job had trained on when it evaluated (0 = its starting weights). */
+  afterRollouts: number;
+  weightVersion: number;
+  plannerAccuracy: number;
+  actorAccuracy: number;
+  episodeAccuracy: number;
 }
 
 /** One GRPO update a job made after a rollout. */
@@ -239,6 +251,8 @@ export interface PlanActJobResult {
   experiment: string;
   role: JobRole;
   weights: WeightsInfo;
+  /** Training jobs: evaluations of their own weights, at the start and every eval.rlEverySteps rollouts. */
+  evals?: JobEvalPoint[];
   rollouts: JobRolloutResult[];
   fallbacks: number;
 }
@@ -257,6 +271,7 @@ export interface PlanActJobState {
   weights?: WeightsInfo;
   /** The job's training checkpoint (jobs that train). */
   checkpoint?: CheckpointInfo;
+  evals?: JobEvalPoint[];
 }
 
 /** What a job hands the session when it arrives. */

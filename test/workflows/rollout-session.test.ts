@@ -267,6 +267,8 @@ describe('rolloutSession (dual mode)', () => {
       expect(r.rollouts.map((x) => x.training?.weightVersion)).toEqual([1, 2]);
       expect(r.rollouts.map((x) => x.training?.step)).toEqual([1, 2]);
       expect(r.weights.version).toBe(2);
+      // A training job evaluates its own starting weights (eval.rlEverySteps: 10 rollouts later, the next).
+      expect(r.evals?.map((e) => [e.afterRollouts, e.weightVersion])).toEqual([[0, 0]]);
     }
     // Two different models, each updated: four distinct ONNX exports per job, none shared.
     expect(p.weights.onnx.sha256).not.toBe(a.weights.onnx.sha256);
