@@ -30,5 +30,12 @@ if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL
     || { echo "[setup] built Temporal CLI reports an unexpected version: $("$TEMPORAL_BIN" --version)" >&2; exit 1; }
 fi
 
+# The curves picture (src/report) draws its text with DejaVu Sans; Debian's base images ship it,
+# a slimmer machine gets it from Debian's packages.
+if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "[setup] installing fonts-dejavu-core for the curves picture"
+  apt-get update -qq && apt-get install -y -qq fonts-dejavu-core >/dev/null
+fi
+
 echo "[setup] building TypeScript and the workflow bundle"
 npm run --silent build

@@ -318,6 +318,12 @@ function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {
 }
 
 function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
+  // trainingRun's keys that mean nothing to a job: say so rather than ignore them.
+  const notForJobs = [
+    ...(cfg.init?.fromRun !== undefined ? ['init.fromRun (a job takes weightsFromRun / fromStep)'] : []),
+    ...(cfg.compare?.moreSft ? ['compare.moreSft (trainingRun only)'] : []),
+  ];
+  if (notForJobs.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob config: ${notForJobs.join('; ')}`, 'ConfigError');
   const wanted = input.role === 'shared' ? 'shared' : 'dual';
   if (cfg.rollout.kind !== 'plan-act' || cfg.rollout.mode !== wanted) {
     throw ApplicationFailure.nonRetryable(
