@@ -8,6 +8,7 @@
  *   npm run build && npm run bench:rl [-- --config configs/default.yaml --sft-steps 100 --rl-steps 6]
  */
 import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
@@ -22,6 +23,8 @@ function stats(xs: number[]): { median: number; mean: number; min: number; max: 
 }
 
 async function main(): Promise<void> {
+  // Worker state changes and workflow logs at INFO would bury the table.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const file = arg('config', path.join(REPO_ROOT, 'configs', 'default.yaml'));
   const base = loadRunConfig(file);
   const sftSteps = Number(arg('sft-steps', '100'));
