@@ -25,10 +25,11 @@ const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
 export function activityProxies(t: RunConfig['timeouts']) {
   const heartbeatTimeout = t.heartbeatSec * 1000;
   return {
+    // Builds the dataset in one go without heartbeats, so no heartbeat timeout: a dead worker is
+    // noticed at the start-to-close timeout.
     data: proxyActivities<DataActivities>({
       taskQueue: TASK_QUEUES.orchestration,
       startToCloseTimeout: '10m',
-      heartbeatTimeout,
       retry: retry(5),
     }),
     /** Run state and metrics file: small, local, retried until they land. */
@@ -37,12 +38,7 @@ export function activityProxies(t: RunConfig['timeouts']) {
       startToCloseTimeout: '2m',
       retry: retry(10),
     }),
-    training: proxyActivities<TrainingActivities>({
-      taskQueue: TASK_QUEUES.training,
-      startToCloseTimeout: t.trainSec * 1000,
-      heartbeatTimeout,
-      retry: retry(10),
-    }),
+    training: trainingProxies(t),
     inference: proxyActivities<InferenceActivities>({
       taskQueue: TASK_QUEUES.inference,
       startToCloseTimeout: t.generateSec * 1000,
@@ -55,4 +51,23 @@ export function activityProxies(t: RunConfig['timeouts']) {
       retry: retry(3),
     }),
   };
+}
+
+/**
+ * trainSft and trainGrpo heartbeat between steps and micro-batches, so a killed trainer is noticed
+ * after heartbeatSec; initPolicy, publishWeights and checkpointFromRun are short single calls that
+ * cannot heartbeat, so they carry no heartbeat timeout (a slow export must not be mistaken for a
+ * dead worker), only the start-to-close one.
+ */
+function trainingProxies(t: RunConfig['timeouts']) {
+  const options = { taskQueue: TASK_QUEUES.training, startToCloseTimeout: t.trainSec * 1000, retry: retry(10) };
+  const heartbeating = proxyActivities<TrainingActivities>({ ...options, heartbeatTimeout: t.heartbeatSec * 1000 });
+  const single = proxyActivities<TrainingActivities>(options);
+  return {
+    trainSft: heartbeating.trainSft,
+    trainGrpo: heartbeating.trainGrpo,
+    initPolicy: single.initPolicy,
+    publishWeights: single.publishWeights,
+    checkpointFromRun: single.checkpointFromRun,
+  } satisfies { [K in keyof TrainingActivities]: unknown };
 }
