@@ -52,6 +52,8 @@ export interface TrainGrpoInput {
   resetOptimizer?: boolean;
   /** The checkpoint RL started from: the frozen reference of rl.useKlLoss and rl.useKlInReward. */
   reference?: CheckpointInfo;
+  /** Dynamic sampling: train only on the samples of these GRPO groups (absent = every sample). */
+  keepGroups?: string[];
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
@@ -126,7 +128,9 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         ctx.heartbeat({ step: input.step, phase: 'load' });
         const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
         const reference = needsReference && input.reference ? decodeCheckpoint(await store.get(input.reference.ref)) : undefined;
-        const samples = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
+        const all = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
+        const keep = input.keepGroups ? new Set(input.keepGroups) : undefined;
+        const samples = keep ? all.filter((s) => s.metadata.groupId !== undefined && keep.has(s.metadata.groupId)) : all;
         ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
         const r = await runGrpoUpdate(ckpt, samples, {
           rl: input.rl,

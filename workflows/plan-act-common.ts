@@ -25,16 +25,22 @@ export interface RolloutProblem {
  * GRPO group per prompt). Pure and seeded by (seed, rollout id), so both jobs of a dual-mode rollout,
  * the session and a fallback all see the same problems.
  */
-export function rolloutProblems(cfg: RunConfig, rolloutId: number): RolloutProblem[] {
+export function rolloutProblems(cfg: RunConfig, rolloutId: number, batch = 0): RolloutProblem[] {
+  // Batch 0 keeps the seed it always had, so rollouts recorded before batches existed replay.
+  const tag = batch === 0 ? '' : `:b${batch}`;
   const problems = generateProblems({
-    seed: fnv1a32(`rollout:${cfg.seed}:${rolloutId}`),
+    seed: fnv1a32(`rollout:${cfg.seed}:${rolloutId}${tag}`),
     count: cfg.rl.promptsPerStep,
     split: 'train',
     // RL's own distribution when the config names one (task.rl.difficulty), else the SFT one.
     difficulty: cfg.task.rl?.difficulty ?? cfg.task.difficulty,
   });
   return problems.flatMap((p, i) =>
-    Array.from({ length: cfg.rl.groupSize }, (_, g) => ({ index: i * cfg.rl.groupSize + g, expression: p.expression, groupId: `r${rolloutId}-p${i}` })),
+    Array.from({ length: cfg.rl.groupSize }, (_, g) => ({
+      index: i * cfg.rl.groupSize + g,
+      expression: p.expression,
+      groupId: batch === 0 ? `r${rolloutId}-p${i}` : `r${rolloutId}b${batch}-p${i}`,
+    })),
   );
 }
 

@@ -30,19 +30,21 @@ export async function runPlanActRollout(
   const { config: cfg } = input;
   const started = workflowNow();
   const { samples } = planActProxies(cfg.timeouts);
-  const problems = rolloutProblems(cfg, input.rolloutId);
+  const batch = input.batch ?? 0;
+  const problems = rolloutProblems(cfg, input.rolloutId, batch);
+  const tag = batch === 0 ? `r${input.rolloutId}` : `r${input.rolloutId}b${batch}`;
   const self = workflowInfo().workflowId;
 
   const inputs = problems.map(
     (p): PlanActEpisodeInput => ({
       runId: input.runId,
-      episodeId: `${input.runId}/r${input.rolloutId}/e${p.index}`,
+      episodeId: `${input.runId}/${tag}/e${p.index}`,
       expression: p.expression,
       groupId: p.groupId,
       policies: input.policies,
       limits: episodeLimits(cfg),
       sampling: { temperature: cfg.rl.temperature, topP: cfg.rl.topP },
-      seed: episodeSeed(cfg.seed, input.rolloutId, p.index),
+      seed: episodeSeed(cfg.seed, batch === 0 ? input.rolloutId : tag, p.index),
       timeouts: cfg.timeouts,
     }),
   );
@@ -57,7 +59,8 @@ export async function runPlanActRollout(
         : executeChild(planActEpisodes, { workflowId: `${self}/episodes-${i}`, args: [chunk], ...opts }),
     ),
   );
-  const episodes = groups.flatMap((g) => g.episodes);
+  const groupOf = new Map(inputs.map((i) => [i.episodeId, i.groupId]));
+  const episodes = groups.flatMap((g) => g.episodes).map((e) => ({ ...e, groupId: groupOf.get(e.episodeId) }));
 
   const merged: SampleSets = {};
   await Promise.all(
@@ -75,7 +78,7 @@ export async function runPlanActRollout(
 export function summarize(
   rolloutId: number,
   mode: RolloutSummary['mode'],
-  episodes: PlanActEpisodeDigest[],
+  episodes: Array<PlanActEpisodeDigest & { groupId?: string | undefined }>,
   samples: SampleSets,
   durationMs: number,
 ): RolloutSummary {
@@ -83,6 +86,7 @@ export function summarize(
   for (const e of episodes) if (e.failure) failures[e.failure.code] = (failures[e.failure.code] ?? 0) + 1;
   const rows: EpisodeRow[] = episodes.map((e) => ({
     episodeId: e.episodeId,
+    ...(e.groupId !== undefined ? { groupId: e.groupId } : {}),
     expression: e.expression,
     reward: e.reward,
     answer: e.answer,

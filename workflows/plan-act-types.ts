@@ -115,6 +115,8 @@ export interface PlanActEpisodeDigest {
 /** One row per episode in a rollout summary: enough to spot which problems failed and why. */
 export interface EpisodeRow {
   episodeId: string;
+  /** GRPO group (absent in summaries recorded before groups were listed). */
+  groupId?: string;
   expression: string;
   reward: number;
   answer: string | null;
@@ -147,6 +149,8 @@ export interface PlanActRolloutInput {
   /** Owner of the samples (the job, or the session of a dual-mode rollout). */
   runId: string;
   rolloutId: number;
+  /** Dynamic sampling's extra batches of a step: 1, 2, ... draw other prompts (absent = 0). */
+  batch?: number;
   mode: 'shared' | 'dual';
   config: RunConfig;
   policies: Record<PlanActRoleName, PolicyRef>;

@@ -28,10 +28,13 @@ export interface RlPoint {
   step: number;
   /** Weights version the rollout's episodes were generated with. */
   weightVersion: number;
-  /** Mean episode reward of the rollout. */
+  /** Mean episode reward of the rollout (all its batches). */
   meanReward: number;
   /** Share of the rollout's episodes with a correct answer (reward > 0). */
   accuracy: number;
+  /** Dynamic sampling: rollout batches run, and groups with reward spread kept for training. */
+  rolloutBatches?: number;
+  keptGroups?: number;
   loss: number;
   /** Training rows (samples) in the update; flat groups train with advantage 0. */
   rows: number;

@@ -28,9 +28,10 @@ import { fnv1a32 } from '../src/tasks/rng';
 import { activityProxies } from './activity-proxies';
 import { parseConfigOrFail } from './parse-config';
 import { workflowNow } from './plan-act-common';
+import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
 import { trainingRunV1 } from './training-run-v1';
-import type { PolicyRef, SampleSetRef } from './plan-act-types';
+import type { PolicyRef, RolloutSummary, SampleSetRef } from './plan-act-types';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
 import type {
@@ -196,12 +197,26 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const t0 = workflowNow();
     const policy: PolicyRef = { weights: await publish() };
     const t1 = workflowNow();
-    const rollout = await executeChild(planActRollout, {
-      workflowId: `${runId}/rollout-${rlStep}`,
-      args: [{ runId, rolloutId: rlStep, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
-    });
+    // One rollout batch, or with dynamic sampling as many as it takes to fill the step with groups
+    // that have reward spread (src/rl/dynamic-sampling.ts).
+    const dynamic = cfg.rl.dynamicSampling;
+    const rollouts: RolloutSummary[] = [];
+    let keepGroups: string[] = [];
+    for (let batch = 0; ; batch++) {
+      rollouts.push(
+        await executeChild(planActRollout, {
+          workflowId: batch === 0 ? `${runId}/rollout-${rlStep}` : `${runId}/rollout-${rlStep}-b${batch}`,
+          args: [{ runId, rolloutId: rlStep, ...(batch > 0 ? { batch } : {}), mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
+        }),
+      );
+      if (!dynamic.enabled) break;
+      const next = nextDynamicSample(keepGroups, rollouts.at(-1)!.rows, { wanted: cfg.rl.promptsPerStep, batchesRun: batch + 1, maxBatches: dynamic.maxBatchesPerStep });
+      keepGroups = next.kept;
+      if (!next.more) break;
+    }
     const t2 = workflowNow();
-    const samples = [rollout.samples.planner, rollout.samples.actor].filter((s): s is SampleSetRef => s !== undefined);
+    const rows = rollouts.flatMap((r) => r.rows);
+    const samples = rollouts.flatMap((r) => [r.samples.planner, r.samples.actor]).filter((s): s is SampleSetRef => s !== undefined);
     const update = await training.trainGrpo({
       runId,
       checkpoint,
@@ -211,6 +226,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       resetOptimizer: rlStep === 1,
       // The frozen reference policy of the KL loss / penalty: the checkpoint RL started from.
       ...(cfg.rl.useKlLoss || cfg.rl.useKlInReward ? { reference: state.rlStart! } : {}),
+      ...(dynamic.enabled ? { keepGroups } : {}),
     });
     const t3 = workflowNow();
     checkpoint = state.checkpoint = update.checkpoint;
@@ -218,8 +234,9 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const point: RlPoint = {
       step: rlStep,
       weightVersion: policy.weights.version,
-      meanReward: rollout.meanReward,
-      accuracy: rollout.rows.length === 0 ? 0 : rollout.rows.filter((r) => r.reward > 0).length / rollout.rows.length,
+      meanReward: rows.length === 0 ? 0 : Math.round((rows.reduce((a, r) => a + r.reward, 0) / rows.length) * 1e4) / 1e4,
+      accuracy: rows.length === 0 ? 0 : rows.filter((r) => r.reward > 0).length / rows.length,
+      ...(dynamic.enabled ? { rolloutBatches: rollouts.length, keptGroups: keepGroups.length } : {}),
       loss: update.loss,
       rows: update.rows,
       skipped: update.skipped,

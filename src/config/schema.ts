@@ -130,6 +130,16 @@ export const RlSchema = z
     klRewardCoef: z.number().min(0).default(0.001), // algorithm.kl_ctrl.kl_coef (fixed controller)
     klPenalty: KlKindSchema.default('kl'), // algorithm.kl_penalty
     entropyCoeff: z.number().min(-10).max(10).default(0), // actor.entropy_coeff
+    /**
+     * DAPO's dynamic sampling (verl algorithm.filter_groups): keep only groups whose episodes earned
+     * different rewards, and roll out more prompts until promptsPerStep such groups are in hand or
+     * maxBatchesPerStep rollouts were run (verl max_num_gen_batches; verl then stops with an error,
+     * here the step trains on the groups it has, possibly none, and says so in its metrics).
+     */
+    dynamicSampling: z
+      .object({ enabled: z.boolean().default(false), maxBatchesPerStep: int(1, 100).default(3) })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .refine((r) => r.miniBatches <= r.promptsPerStep, {

@@ -4,6 +4,7 @@ import { names } from '../../activities/names';
 import type { TrainGrpoOutput } from '../../activities/training';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { parseMetricsJsonl } from '../../src/report';
+import { groupsWithSpread } from '../../src/rl/dynamic-sampling';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery } from '../../workflows/shared';
 import type { RolloutSummary } from '../../workflows/plan-act-types';
@@ -100,5 +101,30 @@ describe('trainingRun with an RL phase', () => {
     const branch = await ctx.store.listNames(names.checkpointPrefix(`${workflowId}~more-sft`));
     expect(branch.at(-1)).toBe(names.checkpoint(`${workflowId}~more-sft`, 4 + c.moreSft!.steps));
     expect(result.rlEvals).toHaveLength(2);
+  });
+});
+
+describe('dynamic sampling', () => {
+  it('rolls out further batches of new prompts until enough groups have reward spread, then trains on those only', async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('rl-dynamic', tinyRlConfig({ steps: 1, dynamicSampling: { enabled: true, maxBatchesPerStep: 3 } }));
+    const result = (await handle.result()) as TrainingRunResult;
+    const point = result.rl[0]!;
+    const summaries = await Promise.all(
+      [`${workflowId}/rollout-1`, `${workflowId}/rollout-1-b1`, `${workflowId}/rollout-1-b2`].slice(0, point.rolloutBatches).map(
+        async (id) => (await ctx.env.client.workflow.getHandle(id).result()) as RolloutSummary,
+      ),
+    );
+    const spread = groupsWithSpread(summaries.flatMap((s) => s.rows));
+    // It stopped at the first batch that filled the step, or at the limit.
+    expect(point.keptGroups).toBe(Math.min(2, spread.length));
+    expect(point.rolloutBatches === 3 || point.keptGroups === 2).toBe(true);
+    // Each batch drew other prompts.
+    const prompts = summaries.map((s) => [...new Set(s.rows.map((r) => r.expression))].join(','));
+    expect(new Set(prompts).size).toBe(summaries.length);
+    // Only the kept groups' samples were trained on (a flat group's samples would have advantage 0 rows).
+    const out = await getJson<TrainGrpoOutput>(ctx.store, (await ctx.store.getName(names.rlStep(workflowId, 5)))!);
+    if (point.keptGroups === 0) expect(out.rows).toBe(0);
+    else expect(out.flatGroups).toBe(0);
+    expect(out.groups).toBe(point.keptGroups);
   });
 });
