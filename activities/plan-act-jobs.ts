@@ -67,7 +67,9 @@ export function createPlanActJobActivities({ store, client }: { store: BlobStore
       try {
         return await client.workflow.executeUpdateWithStart(arriveUpdate, {
           args: [input.arrival],
-          updateId: `arrive-${input.arrival.role}-${input.arrival.jobWorkflowId}`,
+          // Unique per job execution: a retried activity repeats its update (and gets its answer back),
+          // while a job re-run under the same workflow id is a new arrival, never the old run's answer.
+          updateId: `arrive-${input.arrival.role}-${input.arrival.jobWorkflowId}${input.arrival.jobRunId ? `-${input.arrival.jobRunId}` : ''}`,
           startWorkflowOperation: start,
         });
       } catch (err) {

@@ -237,7 +237,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
       await jobs.arriveAtSession({
         sessionWorkflowId: sessionId,
         session: { experiment: cfg.experiment, rolloutId, config: cfg },
-        arrival: { role, jobWorkflowId: self, policy, terms: rolloutTerms(cfg) },
+        arrival: { role, jobWorkflowId: self, jobRunId: workflowInfo().firstExecutionRunId, policy, terms: rolloutTerms(cfg) },
       });
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;

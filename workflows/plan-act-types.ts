@@ -282,6 +282,11 @@ export interface PlanActJobState {
 export interface Arrival {
   role: PlanActRoleName;
   jobWorkflowId: string;
+  /**
+   * The job's first execution run id: a job started again under the same workflow id is another
+   * arrival, not a retry of the first one's (absent in arrivals recorded before it existed).
+   */
+  jobRunId?: string;
   policy: PolicyRef;
   /** The job's rollout terms; both jobs must agree on them. */
   terms: RolloutTerms;

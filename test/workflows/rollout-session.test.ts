@@ -252,6 +252,35 @@ describe('rolloutSession (dual mode)', () => {
     }
   });
 
+  it('the same two job ids started again run a fresh rollout (a re-run of the README commands)', async () => {
+    const experiment = uniqueId('rerun');
+    const cfg = dualConfig(experiment, { barrierTimeoutSec: 30 });
+    const ids = { planner: uniqueId(`${experiment}-planner`), actor: uniqueId(`${experiment}-actor`) };
+    const startBoth = () =>
+      Promise.all(
+        (['planner', 'actor'] as const).map((role) =>
+          env.client.workflow.start('planActJob', {
+            taskQueue: TASK_QUEUES.orchestration,
+            workflowId: ids[role],
+            args: [{ role, config: cfg, rolloutIds: [1], weights: role === 'planner' ? PLANNER_WEIGHTS : ACTOR_WEIGHTS, train: false, inferenceQueue: fastQueue }],
+          }),
+        ),
+      );
+    const runs: PlanActJobResult[][] = [];
+    const sessionRuns: string[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const started = Date.now();
+      const handles = await startBoth();
+      runs.push((await Promise.all(handles.map((h) => h.result()))) as PlanActJobResult[]);
+      // Both jobs finish quickly: the second time nobody waits on a timer for an old session.
+      expect(Date.now() - started).toBeLessThan(25_000);
+      sessionRuns.push((await env.client.workflow.getHandle(sessionWorkflowId(experiment, 1)).describe()).runId);
+    }
+    for (const results of runs) for (const r of results) expect(r.rollouts[0]).toMatchObject({ outcome: 'joint', episodes: 2 });
+    // A new session run served the second pair.
+    expect(sessionRuns[1]).not.toBe(sessionRuns[0]);
+  });
+
   it('each job trains its own weights on its own samples; the session serves each job\'s latest', async () => {
     const experiment = uniqueId('trained-dual');
     // Embedded policies of their own (initialised, trained, published); generation by the mixed oracle.
