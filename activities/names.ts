@@ -15,4 +15,5 @@ export const names = {
   latestWeights: (runId: string) => `runs/${runKey(runId)}/weights/latest`,
   dataset: (runId: string) => `runs/${runKey(runId)}/dataset/sft`,
   runState: (runId: string) => `runs/${runKey(runId)}/state/latest`,
+  runConfig: (runId: string) => `runs/${runKey(runId)}/config-hash`,
 };

@@ -35,6 +35,23 @@ export function createRunRecordActivities({ store, runsDir }: { store: BlobStore
       await store.setName(names.runState(input.runId), await putJson(store, input.saved, 'run-state'));
     },
 
+    /**
+     * Ties the blobs named after this workflow id to one config: the first run under the id records
+     * its config's fingerprint, and a later run under the same id with another config is refused
+     * before it could read the first run's checkpoints or cached results.
+     */
+    async claimRunId(input: { runId: string; configHash: string }): Promise<void> {
+      const mine = await putJson(store, { configHash: input.configHash }, 'run-config-hash');
+      const held = await store.nameIfAbsent(names.runConfig(input.runId), mine);
+      if (held.sha256 !== mine.sha256) {
+        const { configHash } = await getJson<{ configHash: string }>(store, held);
+        throw ApplicationFailure.nonRetryable(
+          `workflow id '${input.runId}' was used by a run with another config (${configHash}, this one ${input.configHash}), whose checkpoints and results are stored under it: start this config under another workflow id`,
+          'ConfigError',
+        );
+      }
+    },
+
     /** The state saved by the last SFT chunk or RL step of run `runId`; refuses a different config. */
     async loadRunState(input: { runId: string; configHash: string }): Promise<RunState> {
       const ref = await store.getName(names.runState(input.runId));

@@ -65,6 +65,9 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   const configHash = fingerprint(cfg);
+  // Blobs are named after the workflow id; a run claims the id for its config first (a re-run of the
+  // same config shares them on purpose: finished chunks and steps are reused, not redone).
+  if (!resume || 'fromSavedState' in resume) await failAsRun(records.claimRunId({ runId, configHash }));
   const state: RunState =
     resume && 'fromSavedState' in resume ? await failAsRun(records.loadRunState({ runId, configHash })) : (resume ?? { losses: [], evals: [] });
   const rlSteps = cfg.rl.steps;

@@ -24,7 +24,7 @@ test('an exported history replays (its workflow id read off its children)', () =
 });
 
 test('a tampered history is reported with where it diverges', () => {
-  const history = JSON.parse(fs.readFileSync(path.join(histories, 'training-run-rl-v2.json'), 'utf8')) as { events: Array<Record<string, unknown>> };
+  const history = JSON.parse(fs.readFileSync(path.join(histories, 'training-run-sft.json'), 'utf8')) as { events: Array<Record<string, unknown>> };
   // The first activity the workflow scheduled now claims to be another activity type.
   const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes) as { activityTaskScheduledEventAttributes: { activityType: { name: string } } };
   expect(scheduled.activityTaskScheduledEventAttributes.activityType.name).toBe('prepareSftDataset');

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { names } from '../../activities/names';
 import { EXPERIMENT } from '../../workflows/search-attributes';
-import { progressQuery } from '../../workflows/shared';
+import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { TrainingRunResult } from '../../workflows/training-run-types';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
@@ -52,6 +52,23 @@ describe('trainingRun', () => {
       expect(p.bytes).toBeLessThan(64 * 1024);
       expect(longestNumberArray(p.value)).toBeLessThanOrEqual(64);
     }
+  });
+
+  it('refuses a workflow id reused with another config before reading anything the first run stored', async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('reuse', tinyRunConfig());
+    await handle.result();
+    const again = await ctx.env.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [tinyRunConfig({ seed: 8 })] });
+    const err = await again.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe('ConfigError');
+    expect(cause.message).toMatch(/used by a run with another config/);
+    // The only activity it ran is the claim: no dataset, checkpoint or cached chunk was read.
+    const scheduled = ((await again.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(scheduled).toEqual(['claimRunId']);
+    // The same config under the same id is allowed (it reuses the finished chunks).
+    const same = await ctx.env.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [tinyRunConfig()] });
+    expect(((await same.result()) as TrainingRunResult).sftSteps).toBe(4);
   });
 
   it('fails at once with a typed ConfigError naming the bad field', async () => {
