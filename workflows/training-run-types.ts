@@ -108,6 +108,8 @@ export interface RunState {
   evals: EvalPoint[];
   /** Absent in states carried over by runs from before the RL phase existed. */
   rl?: RlPoint[];
+  /** RL steps finished (rl holds only the last few points). */
+  rlDone?: number;
   /** The checkpoint RL started from: KL reference and the more-SFT baseline's start. */
   rlStart?: CheckpointInfo;
   rlEvals?: RlEvalPoint[];

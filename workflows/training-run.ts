@@ -48,6 +48,25 @@ import type {
   WeightsInfo,
 } from './training-run-types';
 
+/** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
+const KEEP_POINTS = 50;
+
+/**
+ * Cuts each point list of the state to its last KEEP_POINTS, in place (the arrays are shared with
+ * the running code). The first RL evaluation stays: it is the "SFT only" side of the comparison.
+ * The state travels in every save and continue-as-new, so this keeps the history bounded.
+ */
+function trimState(state: RunState): void {
+  const cut = <T>(xs: T[] | undefined, keepFirst = false): void => {
+    if (!xs || xs.length <= KEEP_POINTS) return;
+    xs.splice(keepFirst ? 1 : 0, xs.length - KEEP_POINTS);
+  };
+  cut(state.losses);
+  cut(state.evals);
+  cut(state.rl);
+  cut(state.rlEvals, true);
+}
+
 /** The more-SFT baseline trains under its own run key, so its checkpoints never mix with the run's. */
 export const MORE_SFT_SUFFIX = '~more-sft';
 
@@ -73,6 +92,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const rlSteps = cfg.rl.steps;
   const rlPoints: RlPoint[] = (state.rl ??= []);
   const rlEvals: RlEvalPoint[] = (state.rlEvals ??= []);
+  // RL steps finished: the point list is cut to its last few across continue-as-new.
+  const rlDone = (): number => state.rlDone ?? rlPoints.length;
   const progress: RunProgress = {
     phase: 'prepare',
     step: state.checkpoint?.step ?? 0,
@@ -80,13 +101,27 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     weightVersion: state.weights?.version ?? 0,
     lastLoss: state.losses.at(-1)?.loss,
     lastEval: state.evals.at(-1),
-    ...(rlPoints.length > 0 ? { rlStep: rlPoints.length, lastReward: rlPoints.at(-1)!.meanReward, lastAccuracy: rlPoints.at(-1)!.accuracy } : {}),
+    ...(rlPoints.length > 0 ? { rlStep: rlDone(), lastReward: rlPoints.at(-1)!.meanReward, lastAccuracy: rlPoints.at(-1)!.accuracy } : {}),
     ...(rlEvals.length > 0 ? { lastRlEval: rlEvals.at(-1) } : {}),
   };
   setHandler(progressQuery, () => progress);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: STEP, value: progress.step }]);
 
-  const save = () => records.saveRunState({ runId, saved: { configHash, state } });
+  const save = () => {
+    trimState(state);
+    return records.saveRunState({ runId, saved: { configHash, state } });
+  };
+  // Histories stay bounded: a new execution when Temporal suggests it or every workflow.continueAsNewEvery
+  // chunks/steps, carrying the state, whose point lists are cut to their last few (the metrics file has all).
+  let unitsThisExecution = 0;
+  const maybeContinueAsNew = async (): Promise<void> => {
+    unitsThisExecution++;
+    const every = cfg.workflow?.continueAsNewEvery ?? 0;
+    if (workflowInfo().continueAsNewSuggested || (every > 0 && unitsThisExecution >= every)) {
+      trimState(state);
+      await continueAsNew<typeof trainingRun>(cfg, state);
+    }
+  };
   const metrics = (lines: MetricsLine[]) => records.appendMetrics({ runId, lines });
 
   const dataset =
@@ -136,7 +171,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     state.evals.push(point);
     progress.lastEval = point;
     // The SFT curve's points; the check after RL (SFT distribution, after RL's steps) is in the result only.
-    if (rlPoints.length === 0) await metrics([{ kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy }]);
+    if (rlDone() === 0) await metrics([{ kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy }]);
     log.info('evaluation', { step: point.step, planner: point.plannerAccuracy, actor: point.actorAccuracy, episode: point.episodeAccuracy });
     return point;
   };
@@ -183,19 +218,19 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const evalDue = cfg.eval.everySteps > 0 && Math.floor(toStep / cfg.eval.everySteps) > Math.floor((toStep - chunk.losses.length) / cfg.eval.everySteps);
     if (evalDue && checkpoint.step < cfg.sft.steps) await evaluate();
     await save();
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof trainingRun>(cfg, state);
+    await maybeContinueAsNew();
   }
 
   const lastEvalHere = () => (state.evals.length > 0 && state.evals.at(-1)!.step === checkpoint.step ? state.evals.at(-1) : undefined);
   // A run resumed inside its RL phase already evaluated the end of SFT.
-  if (rlPoints.length === 0 && !lastEvalHere() && (cfg.sft.steps > 0 || rlSteps === 0)) await evaluate();
+  if (rlDone() === 0 && !lastEvalHere() && (cfg.sft.steps > 0 || rlSteps === 0)) await evaluate();
 
   // ---- RL ----
   if (rlSteps > 0) {
     state.rlStart ??= checkpoint;
     if (rlEvals.length === 0) await rlEvaluate(0);
   }
-  for (let rlStep = rlPoints.length + 1; rlStep <= rlSteps; rlStep++) {
+  for (let rlStep = rlDone() + 1; rlStep <= rlSteps; rlStep++) {
     progress.phase = 'rl';
     const t0 = workflowNow();
     const policy: PolicyRef = { weights: await publish() };
@@ -260,6 +295,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
     };
     rlPoints.push(point);
+    state.rlDone = rlStep;
     Object.assign(progress, { phase: 'rl', step: checkpoint.step, lastLoss: update.loss, rlStep, lastReward: point.meanReward, lastAccuracy: point.accuracy });
     upsertSearchAttributes([{ key: STEP, value: checkpoint.step }]);
     await metrics([
@@ -282,7 +318,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
 
     if (cfg.eval.rlEverySteps > 0 && rlStep % cfg.eval.rlEverySteps === 0 && rlStep < rlSteps) await rlEvaluate(rlStep);
     await save();
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof trainingRun>(cfg, state);
+    await maybeContinueAsNew();
   }
   if (rlSteps > 0 && rlEvals.at(-1)!.step !== rlSteps) await rlEvaluate(rlSteps);
 
@@ -317,16 +353,17 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     metricsFile: report.metricsFile,
     curvesPng: report.png,
     backend,
-    sftSteps: Math.min(cfg.sft.steps, checkpoint.step - rlPoints.length),
-    rlSteps: rlPoints.length,
+    sftSteps: Math.min(cfg.sft.steps, checkpoint.step - rlDone()),
+    rlSteps: rlDone(),
     finalLoss: state.losses.at(-1)?.loss,
     final,
-    evals: state.evals,
-    rlEvals,
-    rl: rlPoints,
+    // The last points only: the whole curves are in the metrics file (metricsFile).
+    evals: state.evals.slice(-KEEP_POINTS),
+    rlEvals: rlEvals.length > KEEP_POINTS ? [rlEvals[0]!, ...rlEvals.slice(-(KEEP_POINTS - 1))] : rlEvals,
+    rl: rlPoints.slice(-KEEP_POINTS),
     checkpoint,
     weights: state.weights,
-    losses: state.losses,
+    losses: state.losses.slice(-KEEP_POINTS),
   };
 }
 

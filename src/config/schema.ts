@@ -223,6 +223,17 @@ export const CompareSchema = z
   })
   .strict();
 
+/** How the training run's workflow keeps its history bounded. */
+export const WorkflowSchema = z
+  .object({
+    /**
+     * Continue-as-new after this many SFT chunks / RL steps in one execution (0: only when Temporal
+     * suggests it, near its history limits). The state carries over; the curves stay in the metrics file.
+     */
+    continueAsNewEvery: int(0).default(0),
+  })
+  .strict();
+
 export const TimeoutsSchema = z
   .object({
     generateSec: seconds(600),
@@ -253,6 +264,7 @@ export const RunConfigSchema = z
     eval: EvalSchema.prefault({}),
     inference: InferenceSchema.prefault({}),
     timeouts: TimeoutsSchema.prefault({}),
+    workflow: WorkflowSchema.prefault({}),
   })
   .strict();
 

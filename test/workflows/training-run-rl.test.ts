@@ -128,3 +128,26 @@ describe('dynamic sampling', () => {
     expect(out.groups).toBe(point.keptGroups);
   });
 });
+
+describe('bounded history', () => {
+  it('continues-as-new every chunk and step with a bounded state; the result stays small, the metrics file complete', async () => {
+    const config = {
+      ...tinyRlConfig({ steps: 1 }),
+      sft: { steps: 60, batchSize: 2, stepsPerActivity: 20, warmupSteps: 1 },
+      workflow: { continueAsNewEvery: 1 },
+    };
+    const { workflowId, handle } = await ctx.startTrainingRun('rl-can', config);
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.sftSteps).toBe(60);
+    expect(result.rlSteps).toBe(1);
+    // Three SFT chunks and one RL step, each followed by a new execution: at least four continues.
+    const executions = [];
+    for await (const w of ctx.env.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) executions.push(w);
+    expect(executions.length).toBeGreaterThanOrEqual(4);
+    // The state and result keep the last 50 losses; the metrics file has all 60.
+    expect(result.losses.map((l) => l.step)).toEqual(Array.from({ length: 50 }, (_, i) => 11 + i));
+    expect(parseMetricsJsonl(fs.readFileSync(result.metricsFile!, 'utf8')).sftLoss).toHaveLength(60);
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(64 * 1024);
+    expect(result.comparison?.sftOnly).toEqual({ greedy: result.rlEvals[0]!.greedy, sampled: result.rlEvals[0]!.sampled });
+  });
+});
