@@ -14,12 +14,6 @@ import type { RunState } from '../workflows/training-run-types';
 import { formatMetricsLine, metricsLineKey, parseMetricsJsonl, renderCurvesPng, type MetricsLine } from '../src/report';
 import { names, runKey } from './names';
 
-export interface SavedRunState {
-  /** sha-like fingerprint of the run config, so a resume with another config is refused. */
-  configHash: string;
-  state: RunState;
-}
-
 export interface AppendMetricsInput {
   runId: string;
   lines: MetricsLine[];
@@ -31,8 +25,8 @@ export function metricsFilePath(runsDir: string, runId: string): string {
 
 export function createRunRecordActivities({ store, runsDir }: { store: BlobStore; runsDir: string }) {
   return {
-    async saveRunState(input: { runId: string; saved: SavedRunState }): Promise<void> {
-      await store.setName(names.runState(input.runId), await putJson(store, input.saved, 'run-state'));
+    async saveRunState(input: { runId: string; state: RunState }): Promise<void> {
+      await store.setName(names.runState(input.runId), await putJson(store, input.state, 'run-state'));
     },
 
     /**
@@ -52,18 +46,14 @@ export function createRunRecordActivities({ store, runsDir }: { store: BlobStore
       }
     },
 
-    /** The state saved by the last SFT chunk or RL step of run `runId`; refuses a different config. */
-    async loadRunState(input: { runId: string; configHash: string }): Promise<RunState> {
+    /**
+     * The state saved by the last SFT chunk or RL step of run `runId`. claimRunId, which runs first,
+     * has already refused a config other than the one the state was made with.
+     */
+    async loadRunState(input: { runId: string }): Promise<RunState> {
       const ref = await store.getName(names.runState(input.runId));
       if (!ref) throw ApplicationFailure.nonRetryable(`no saved state for run '${input.runId}': nothing to resume`, 'BadInputError');
-      const saved = await getJson<SavedRunState>(store, ref);
-      if (saved.configHash !== input.configHash) {
-        throw ApplicationFailure.nonRetryable(
-          `run '${input.runId}' was saved with another config (${saved.configHash}, now ${input.configHash}); resume with the config it ran with`,
-          'ConfigError',
-        );
-      }
-      return saved.state;
+      return getJson<RunState>(store, ref);
     },
 
     /** Appends the lines whose keys the file does not hold yet; returns the file's path. */

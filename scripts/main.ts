@@ -69,7 +69,7 @@ async function main(): Promise<number> {
   const inputFile = path.join(DATA_DIR, 'runs', `${workflowId}.input.json`);
   fs.mkdirSync(path.dirname(inputFile), { recursive: true });
   if (opts.resume) {
-    // The run resumes with the config it was started with; the workflow checks it against the saved state.
+    // The run resumes with the config it was started with (the workflow refuses another: claimRunId).
     if (!fs.existsSync(inputFile)) {
       console.error(`--resume ${opts.resume}: no ${path.relative(REPO_ROOT, inputFile)} (was the run started by this main job?)`);
       return 2;

@@ -14,7 +14,12 @@ export async function parseConfigOrFail(input: RunConfigInput | RunConfig, sourc
   try {
     return parseRunConfig(input, source);
   } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
+    if (err instanceof ConfigError) throw configFailure(err);
     throw err;
   }
+}
+
+/** The workflow failure for a ConfigError: non-retryable, its problems as details. */
+export function configFailure(err: ConfigError): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
 }

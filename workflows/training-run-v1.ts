@@ -32,8 +32,8 @@ export async function trainingRunV1(input: RunConfigInput, resume?: RunState): P
   const { data, training, inference } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   const state: RunState = resume ?? { losses: [], evals: [] };
-  const cfgKindPlanAct = true;
-  const rlSteps = cfgKindPlanAct ? cfg.rl.steps : 0;
+  // Was `rollout.kind === 'plan-act' ? rl.steps : 0`; the schema now admits only plan-act.
+  const rlSteps = cfg.rl.steps;
   const rlPoints = (state.rl ??= []) as unknown as RlPointV1[];
   const progress: RunProgress = {
     phase: 'prepare',

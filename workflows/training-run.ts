@@ -23,11 +23,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import { ConfigError } from '../src/config/errors';
 import type { MetricsLine } from '../src/report/run-metrics';
 import { fnv1a32 } from '../src/tasks/rng';
 import { activityProxies } from './activity-proxies';
-import { parseConfigOrFail } from './parse-config';
-import { workflowNow } from './plan-act-common';
+import { configFailure, parseConfigOrFail } from './parse-config';
+import { episodeLimits, mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
 import { trainingRunV1 } from './training-run-v1';
@@ -75,11 +76,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
   const cfg = await parseConfigOrFail(input, 'workflow input');
   if (cfg.rollout.mode === 'dual') {
-    throw ApplicationFailure.nonRetryable(
-      'invalid config workflow input:\n  - rollout.mode: trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)',
-      'ConfigError',
-      [{ path: 'rollout.mode', message: 'trainingRun runs shared mode only' }],
-    );
+    const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)';
+    throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
   }
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
@@ -88,7 +86,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   // same config shares them on purpose: finished chunks and steps are reused, not redone).
   if (!resume || 'fromSavedState' in resume) await failAsRun(records.claimRunId({ runId, configHash }));
   const state: RunState =
-    resume && 'fromSavedState' in resume ? await failAsRun(records.loadRunState({ runId, configHash })) : (resume ?? { losses: [], evals: [] });
+    resume && 'fromSavedState' in resume ? await failAsRun(records.loadRunState({ runId })) : (resume ?? { losses: [], evals: [] });
   const rlSteps = cfg.rl.steps;
   const rlPoints: RlPoint[] = (state.rl ??= []);
   const rlEvals: RlEvalPoint[] = (state.rlEvals ??= []);
@@ -109,14 +107,14 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
 
   const save = () => {
     trimState(state);
-    return records.saveRunState({ runId, saved: { configHash, state } });
+    return records.saveRunState({ runId, state });
   };
   // Histories stay bounded: a new execution when Temporal suggests it or every workflow.continueAsNewEvery
   // chunks/steps, carrying the state, whose point lists are cut to their last few (the metrics file has all).
   let unitsThisExecution = 0;
   const maybeContinueAsNew = async (): Promise<void> => {
     unitsThisExecution++;
-    const every = cfg.workflow?.continueAsNewEvery ?? 0;
+    const every = cfg.workflow.continueAsNewEvery;
     if (workflowInfo().continueAsNewSuggested || (every > 0 && unitsThisExecution >= every)) {
       trimState(state);
       await continueAsNew<typeof trainingRun>(cfg, state);
@@ -183,7 +181,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       seed: cfg.seed,
       problems: cfg.task.rl.evalProblems,
       difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
-      limits: { maxTurns: cfg.rollout.maxTurns, maxActsPerTurn: cfg.rollout.maxActsPerTurn, maxToolCallsPerAct: cfg.rollout.maxToolCallsPerAct },
+      limits: episodeLimits(cfg),
       maxNewTokens: cfg.eval.maxNewTokens,
       ...(cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {}),
     });
@@ -272,7 +270,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const point: RlPoint = {
       step: rlStep,
       weightVersion: policy.weights.version,
-      meanReward: rows.length === 0 ? 0 : Math.round((rows.reduce((a, r) => a + r.reward, 0) / rows.length) * 1e4) / 1e4,
+      meanReward: mean(rows.map((r) => r.reward)),
       accuracy: rows.length === 0 ? 0 : rows.filter((r) => r.reward > 0).length / rows.length,
       ...(dynamic.enabled ? { rolloutBatches: rollouts.length, keptGroups: keepGroups.length } : {}),
       loss: update.loss,
@@ -343,6 +341,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
 
   // The SFT distribution once more at the end: did RL keep what SFT taught?
   const final = lastEvalHere() ?? (await evaluate());
+  trimState(state);
   progress.phase = 'report';
   const report = await records.renderCurves({ runId, title: `${cfg.experiment} (${runId})` });
   progress.phase = 'done';
@@ -357,13 +356,13 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     rlSteps: rlDone(),
     finalLoss: state.losses.at(-1)?.loss,
     final,
-    // The last points only: the whole curves are in the metrics file (metricsFile).
-    evals: state.evals.slice(-KEEP_POINTS),
-    rlEvals: rlEvals.length > KEEP_POINTS ? [rlEvals[0]!, ...rlEvals.slice(-(KEEP_POINTS - 1))] : rlEvals,
-    rl: rlPoints.slice(-KEEP_POINTS),
+    // The last points only (trimState): the whole curves are in the metrics file (metricsFile).
+    evals: state.evals,
+    rlEvals,
+    rl: rlPoints,
     checkpoint,
     weights: state.weights,
-    losses: state.losses.slice(-KEEP_POINTS),
+    losses: state.losses,
   };
 }
 

@@ -4,14 +4,11 @@
  * the numbers are reproducible for a given set of weights. This is how RL is judged: by the
  * answers, not by imitation of the oracle.
  */
-import type { Completion, SamplingParams } from '../domain/types';
+import type { SamplingParams } from '../domain/types';
+import type { CompletionSource } from './arith-eval';
 import { resolveLimits, runPlanActEpisode, type EpisodeDeps, type EpisodeLimits, type GenerateOutput } from '../planact';
 import { episodeSeed, generationSeed } from '../planact/sampling-seed';
 import { arithTask, calc, generateProblems, type ArithDifficulty, type ArithProblem } from '../tasks/arith';
-
-export interface CompletionSource {
-  complete(prompt: string, params: SamplingParams): Promise<Completion>;
-}
 
 export interface EpisodeAccuracyOptions {
   /** Chooses the held-out problems (its own stream, apart from training problems). */
@@ -47,8 +44,8 @@ export function accuracyOf(correct: number, total: number): Accuracy {
   return { correct, total, accuracy: p, stderr: total === 0 ? 0 : Math.sqrt((p * (1 - p)) / total) };
 }
 
-/** The held-out problems an evaluation of this distribution uses (shared so callers can show them). */
-export function heldOutProblems(seed: number, count: number, difficulty: ArithDifficulty): ArithProblem[] {
+/** The held-out problems an evaluation of this distribution uses (a seed stream apart from training's). */
+function heldOutProblems(seed: number, count: number, difficulty: ArithDifficulty): ArithProblem[] {
   return generateProblems({ seed: seed ^ 0x0e7a_1bed, count, split: 'heldout', difficulty });
 }
 

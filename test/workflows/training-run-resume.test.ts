@@ -8,11 +8,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { names } from '../../activities/names';
-import type { SavedRunState } from '../../activities/run-records';
 import { parseMetricsJsonl } from '../../src/report';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
-import type { TrainingRunResult } from '../../workflows/training-run-types';
+import type { RunState, TrainingRunResult } from '../../workflows/training-run-types';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;
@@ -59,15 +58,15 @@ describe('resuming a terminated trainingRun', () => {
     const saved = await waitFor('RL step 2 saved', async () => {
       const ref = await ctx.store.getName(names.runState(workflowId));
       if (!ref) return undefined;
-      const s = await getJson<SavedRunState>(ctx.store, ref);
-      return (s.state.rl?.length ?? 0) >= 2 ? s : undefined;
+      const s = await getJson<RunState>(ctx.store, ref);
+      return (s.rl?.length ?? 0) >= 2 ? s : undefined;
     });
     await handle.terminate('test: stop mid-RL');
     const first = await handle.fetchHistory();
     // What the saved state said when we terminated (the run may have gone one step further since).
-    const savedNow = await getJson<SavedRunState>(ctx.store, (await ctx.store.getName(names.runState(workflowId)))!);
-    const savedSteps = savedNow.state.rl!.length;
-    expect(savedSteps).toBeGreaterThanOrEqual(saved.state.rl!.length);
+    const savedNow = await getJson<RunState>(ctx.store, (await ctx.store.getName(names.runState(workflowId)))!);
+    const savedSteps = savedNow.rl!.length;
+    expect(savedSteps).toBeGreaterThanOrEqual(saved.rl!.length);
     expect(savedSteps).toBeLessThan(4);
 
     const resumed = await ctx.env.client.workflow.start('trainingRun', {
