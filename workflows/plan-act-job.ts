@@ -322,6 +322,9 @@ function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
   const notForJobs = [
     ...(cfg.init?.fromRun !== undefined ? ['init.fromRun (a job takes weightsFromRun / fromStep)'] : []),
     ...(cfg.compare?.moreSft ? ['compare.moreSft (trainingRun only)'] : []),
+    // Demonstrations are SFT's; a job has none to make.
+    ...(cfg.task.demoToolUseRate !== undefined && cfg.task.demoToolUseRate !== 1 ? ['task.demoToolUseRate (SFT demonstrations: trainingRun only)'] : []),
+    ...(cfg.task.extraDemonstrations ? ['task.extraDemonstrations (SFT demonstrations: trainingRun only)'] : []),
   ];
   if (notForJobs.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob config: ${notForJobs.join('; ')}`, 'ConfigError');
   const wanted = input.role === 'shared' ? 'shared' : 'dual';

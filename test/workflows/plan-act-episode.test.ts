@@ -245,6 +245,17 @@ describe('planActJob, shared mode (one policy plays both roles)', () => {
     expect(planner.every((s) => s.metadata.role === 'planner' && s.metadata.weightVersion === 0)).toBe(true);
   });
 
+  it('refuses trainingRun-only keys (SFT demonstrations, init, compare), naming them', async () => {
+    const handle = await env.client.workflow.start('planActJob', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId: uniqueId('shared-sft-keys'),
+      args: [{ role: 'shared', config: { ...sharedConfig('sft-keys'), task: { demoToolUseRate: 0.3 }, compare: { moreSft: true } } }],
+    });
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: { type: 'ConfigError', message: expect.stringMatching(/compare\.moreSft.*task\.demoToolUseRate/) },
+    });
+  });
+
   it('refuses a config whose rollout mode does not match the role, with a typed error', async () => {
     const handle = await env.client.workflow.start('planActJob', {
       taskQueue: TASK_QUEUES.orchestration,

@@ -151,3 +151,27 @@ describe('bounded history', () => {
     expect(result.comparison?.sftOnly).toEqual({ greedy: result.rlEvals[0]!.greedy, sampled: result.rlEvals[0]!.sampled });
   });
 });
+
+describe('init.fromRun', () => {
+  it('starts from an earlier run\'s checkpoint (no SFT repeated) and refuses one of another architecture, naming the field', async () => {
+    const first = await ctx.startTrainingRun('sft-only', tinyRunConfig());
+    await first.handle.result();
+    const firstCkpt = decodeCheckpoint(await ctx.store.get((await ctx.store.getName(names.checkpoint(first.workflowId, 4)))!));
+
+    const { workflowId, handle } = await ctx.startTrainingRun('from-run', { ...tinyRlConfig({ steps: 1 }), sft: { steps: 0 }, init: { fromRun: first.workflowId } });
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.backend).toBe(`from run ${first.workflowId}`);
+    expect(result.sftSteps).toBe(0);
+    expect(result.rlSteps).toBe(1);
+    // This run's step 0 is the earlier run's step-4 weights, without its optimiser state.
+    const start = decodeCheckpoint(await ctx.store.get((await ctx.store.getName(names.checkpoint(workflowId, 0)))!));
+    expect(start.weights).toEqual(firstCkpt.weights);
+    expect(start.optimizer).toBeUndefined();
+    const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(scheduled).not.toContain('initPolicy');
+    expect(scheduled).not.toContain('trainSft');
+
+    const other = await ctx.startTrainingRun('from-run-bad', { ...tinyRlConfig({ steps: 1 }), model: { dModel: 16, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, sft: { steps: 0 }, init: { fromRun: first.workflowId } });
+    await expect(other.handle.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/init\.fromRun: model\.dModel is 16 here but 32/) } });
+  });
+});

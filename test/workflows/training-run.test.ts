@@ -72,6 +72,14 @@ describe('trainingRun', () => {
     expect(((await same.result()) as TrainingRunResult).sftSteps).toBe(4);
   });
 
+  it('refuses dual mode (two planActJob workflows run it), naming rollout.mode', async () => {
+    const { handle } = await ctx.startTrainingRun('dual', tinyRunConfig({ rollout: { mode: 'dual' } }));
+    const cause = ((await handle.result().catch((e: unknown) => e)) as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe('ConfigError');
+    expect(cause.message).toMatch(/rollout\.mode: trainingRun trains one shared policy/);
+    expect(((await handle.fetchHistory()).events ?? []).some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+  });
+
   it('fails at once with a typed ConfigError naming the bad field', async () => {
     const { handle } = await ctx.startTrainingRun('bad-config', { sft: { steps: -3 } });
     const err = await handle.result().catch((e: unknown) => e);
