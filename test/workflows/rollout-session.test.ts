@@ -19,6 +19,7 @@ import { jobStateQuery, sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from
 import type { WeightsInfo } from '../../workflows/training-run-types';
 import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
 
 const FAST_MS = 40;
 const SLOW_MS = 600;
@@ -80,16 +81,6 @@ async function startJob(role: Exclude<JobRole, 'shared'>, opts: JobOptions): Pro
 }
 
 const sessionHandle = (experiment: string, rolloutId = 1) => env.client.workflow.getHandle(sessionWorkflowId(experiment, rolloutId));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const sessionInPhase = (experiment: string, phase: RolloutSessionState['phase'], rolloutId = 1) =>
   waitFor(`session phase ${phase}`, async () => {

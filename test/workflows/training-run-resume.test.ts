@@ -13,6 +13,7 @@ import { getJson } from '../../src/store/blob-store';
 import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { RunState, TrainingRunResult } from '../../workflows/training-run-types';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
 
 let ctx: TestEnv;
 
@@ -41,16 +42,6 @@ function trainGrpoSteps(history: temporal.api.history.v1.IHistory): number[] {
   });
 }
 
-async function waitFor<T>(what: string, poll: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await poll().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('resuming a terminated trainingRun', () => {
   it('continues at the next RL step from the saved state; no step is repeated or lost', async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('resume', config);
@@ -60,7 +51,7 @@ describe('resuming a terminated trainingRun', () => {
       if (!ref) return undefined;
       const s = await getJson<RunState>(ctx.store, ref);
       return (s.rl?.length ?? 0) >= 2 ? s : undefined;
-    });
+    }, 60_000);
     await handle.terminate('test: stop mid-RL');
     const first = await handle.fetchHistory();
     // What the saved state said when we terminated (the run may have gone one step further since).
