@@ -325,6 +325,8 @@ function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
     // Demonstrations are SFT's; a job has none to make.
     ...(cfg.task.demoToolUseRate !== undefined && cfg.task.demoToolUseRate !== 1 ? ['task.demoToolUseRate (SFT demonstrations: trainingRun only)'] : []),
     ...(cfg.task.extraDemonstrations ? ['task.extraDemonstrations (SFT demonstrations: trainingRun only)'] : []),
+    ...(cfg.rl.dynamicSampling?.enabled ? ['rl.dynamicSampling (trainingRun only: a job trains on the rollout it took part in)'] : []),
+    ...((cfg.workflow?.continueAsNewEvery ?? 0) > 0 ? ['workflow.continueAsNewEvery (trainingRun only)'] : []),
   ];
   if (notForJobs.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob config: ${notForJobs.join('; ')}`, 'ConfigError');
   const wanted = input.role === 'shared' ? 'shared' : 'dual';

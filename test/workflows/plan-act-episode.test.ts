@@ -249,10 +249,15 @@ describe('planActJob, shared mode (one policy plays both roles)', () => {
     const handle = await env.client.workflow.start('planActJob', {
       taskQueue: TASK_QUEUES.orchestration,
       workflowId: uniqueId('shared-sft-keys'),
-      args: [{ role: 'shared', config: { ...sharedConfig('sft-keys'), task: { demoToolUseRate: 0.3 }, compare: { moreSft: true } } }],
+      args: [
+        {
+          role: 'shared',
+          config: { ...sharedConfig('sft-keys'), task: { demoToolUseRate: 0.3 }, compare: { moreSft: true }, workflow: { continueAsNewEvery: 2 } },
+        },
+      ],
     });
     await expect(handle.result()).rejects.toMatchObject({
-      cause: { type: 'ConfigError', message: expect.stringMatching(/compare\.moreSft.*task\.demoToolUseRate/) },
+      cause: { type: 'ConfigError', message: expect.stringMatching(/compare\.moreSft.*task\.demoToolUseRate.*workflow\.continueAsNewEvery/) },
     });
   });
 
