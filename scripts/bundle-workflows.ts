@@ -7,15 +7,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
-async function main(): Promise<void> {
-  const root = path.resolve(__dirname, '../..');
+const root = path.resolve(__dirname, '../..');
+
+async function bundle(entry: string, outFile: string): Promise<void> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(root, 'dist', 'workflows', 'index.js'),
+    workflowsPath: path.join(root, 'dist', entry),
     logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
   });
-  const out = path.join(root, 'dist', 'workflow-bundle.js');
+  const out = path.join(root, 'dist', outFile);
   fs.writeFileSync(out, code);
   console.log(`[build] workflow bundle: ${path.relative(root, out)} (${(code.length / 1024).toFixed(0)} KiB)`);
+}
+
+async function main(): Promise<void> {
+  await bundle(path.join('workflows', 'index.js'), 'workflow-bundle.js');
+  // Workflows only tests start (test/fixtures/workflows.ts), kept out of the workers' bundle.
+  await bundle(path.join('test', 'fixtures', 'workflows.js'), 'test-workflow-bundle.js');
 }
 
 main().catch((err: unknown) => {

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createConfigActivities } from '../activities/config';
 import { createDataActivities } from '../activities/data';
 import { createPlanActJobActivities } from '../activities/plan-act-jobs';
 import { createSampleActivities } from '../activities/samples';
@@ -48,6 +49,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
           await create(queue, {
             workflowBundle: { codePath: setup.workflowBundlePath ?? DEFAULT_WORKFLOW_BUNDLE },
             activities: {
+              ...createConfigActivities(),
               ...createDataActivities({ store }),
               ...createSampleActivities({ store }),
               ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),

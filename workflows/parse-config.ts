@@ -1,7 +1,39 @@
-/** Run configs as workflows receive them: validated inside the workflow, bad ones a typed failure. */
-import { ApplicationFailure } from '@temporalio/workflow';
+/**
+ * Run configs as workflows receive them. Workflows started on this code resolve their config with
+ * the resolveRunConfig activity: the defaults are applied once and the complete config is recorded
+ * in the history, so newer code replaying it never re-applies other defaults (README, "Changing
+ * workflow code"). parseConfigOrFail is the older in-workflow parse, kept for the histories that
+ * were recorded with it.
+ */
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import type { ConfigActivities } from '../activities/config';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import { TASK_QUEUES } from './shared';
+
+const { resolveRunConfig } = proxyActivities<ConfigActivities>({
+  taskQueue: TASK_QUEUES.orchestration,
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10, nonRetryableErrorTypes: ['ConfigError'] },
+});
+
+/**
+ * The complete config for this execution, a bad one failing the workflow with a non-retryable
+ * ConfigError naming every bad field. Behind patched('config-resolved-once'): histories recorded
+ * before it keep parsing inside the workflow, as they did.
+ */
+export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, source: string): Promise<RunConfig> {
+  if (!patched('config-resolved-once')) return parseConfigOrFail(input, source);
+  try {
+    return await resolveRunConfig({ config: input, source });
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === 'ConfigError') {
+      throw ApplicationFailure.nonRetryable(cause.message, 'ConfigError', ...(cause.details ?? []));
+    }
+    throw err;
+  }
+}
 
 /**
  * Fails the workflow with a non-retryable ConfigError naming every bad field (no retry can fix it).

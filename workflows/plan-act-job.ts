@@ -27,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import { withDeadline } from './plan-act-common';
-import { parseConfigOrFail } from './parse-config';
+import { parseConfigOrFail, resolveConfigOrFail } from './parse-config';
 import { planActProxies } from './plan-act-proxies';
 import { planActRollout } from './plan-act-rollout';
 import type {
@@ -303,7 +303,7 @@ async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
     const { jobs } = planActProxies((await parseConfigOrFail({}, 'defaults')).timeouts);
     return jobs.loadJobConfig({ file: input.configFile });
   }
-  return parseConfigOrFail(input.config ?? {}, 'planActJob input');
+  return resolveConfigOrFail(input.config ?? {}, 'planActJob input');
 }
 
 function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {

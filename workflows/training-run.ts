@@ -27,7 +27,7 @@ import { ConfigError } from '../src/config/errors';
 import type { MetricsLine } from '../src/report/run-metrics';
 import { fnv1a32 } from '../src/tasks/rng';
 import { activityProxies } from './activity-proxies';
-import { configFailure, parseConfigOrFail } from './parse-config';
+import { configFailure, resolveConfigOrFail } from './parse-config';
 import { episodeLimits, mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
@@ -74,7 +74,7 @@ export const MORE_SFT_SUFFIX = '~more-sft';
 export async function trainingRun(input: RunConfigInput, resume?: TrainingRunResume): Promise<TrainingRunResult> {
   // Runs started before this code keep the commands they were recorded with.
   if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
-  const cfg = await parseConfigOrFail(input, 'workflow input');
+  const cfg = await resolveConfigOrFail(input, 'workflow input');
   if (cfg.rollout.mode === 'dual') {
     const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));

@@ -1,6 +1,7 @@
 /** trainingRun end to end on the real dev server with the real activities. */
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { RunConfig } from '../../src/config/schema';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { names } from '../../activities/names';
 import { EXPERIMENT } from '../../workflows/search-attributes';
@@ -64,12 +65,25 @@ describe('trainingRun', () => {
     const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
     expect(cause.type).toBe('ConfigError');
     expect(cause.message).toMatch(/used by a run with another config/);
-    // The only activity it ran is the claim: no dataset, checkpoint or cached chunk was read.
-    const scheduled = ((await again.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    expect(scheduled).toEqual(['claimRunId']);
+    // It resolved its config and claimed the id, nothing more: no dataset, checkpoint or cached chunk was read.
+    expect(await scheduledActivities(again)).toEqual(['resolveRunConfig', 'claimRunId']);
     // The same config under the same id is allowed (it reuses the finished chunks).
     const same = await ctx.env.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [tinyRunConfig()] });
     expect(((await same.result()) as TrainingRunResult).sftSteps).toBe(4);
+  });
+
+  it('records the complete config once, as the config activity\'s result (replays never re-apply defaults)', async () => {
+    const { handle } = await ctx.startTrainingRun('resolved', tinyRunConfig());
+    await handle.result();
+    const events = (await handle.fetchHistory()).events ?? [];
+    const completed = events.find((e) => e.activityTaskCompletedEventAttributes)?.activityTaskCompletedEventAttributes;
+    const recorded = JSON.parse(new TextDecoder().decode(completed!.result!.payloads![0]!.data!)) as RunConfig;
+    // Keys the input left out are in the recorded config with their defaults.
+    expect(tinyRunConfig()).not.toHaveProperty('timeouts.toolSec');
+    expect(tinyRunConfig()).not.toHaveProperty('rl.clipEps');
+    expect(recorded.timeouts).toEqual({ generateSec: 600, trainSec: 3600, toolSec: 30, heartbeatSec: 10 });
+    expect(recorded.rl.clipEps).toBe(0.2);
+    expect((await scheduledActivities(handle))[0]).toBe('resolveRunConfig');
   });
 
   it('refuses dual mode (two planActJob workflows run it), naming rollout.mode', async () => {
@@ -77,7 +91,7 @@ describe('trainingRun', () => {
     const cause = ((await handle.result().catch((e: unknown) => e)) as WorkflowFailedError).cause as ApplicationFailure;
     expect(cause.type).toBe('ConfigError');
     expect(cause.message).toMatch(/rollout\.mode: trainingRun trains one shared policy/);
-    expect(((await handle.fetchHistory()).events ?? []).some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+    expect(await scheduledActivities(handle)).toEqual(['resolveRunConfig']);
   });
 
   it('fails at once with a typed ConfigError naming the bad field', async () => {
@@ -88,7 +102,14 @@ describe('trainingRun', () => {
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect((cause as ApplicationFailure).type).toBe('ConfigError');
     expect(cause?.message).toMatch(/sft\.steps/);
-    const events = (await handle.fetchHistory()).events ?? [];
-    expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+    expect((cause as ApplicationFailure).details).toEqual([[expect.objectContaining({ path: 'sft.steps' })]]);
+    // The config activity failed once, without retries, and nothing else ran.
+    expect(await scheduledActivities(handle)).toEqual(['resolveRunConfig']);
+    const started = ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskStartedEventAttributes);
+    expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([1]);
   });
 });
+
+async function scheduledActivities(handle: WorkflowHandle): Promise<string[]> {
+  return ((await handle.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+}

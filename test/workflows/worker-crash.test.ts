@@ -1,31 +1,56 @@
 /**
  * SIGKILL the training worker mid-chunk and the inference worker mid-evaluation, start them again,
  * and the run completes with exactly one checkpoint per chunk: none lost, none written twice.
- * The killed workers are separate processes running the built entry points (dist/workers/*.js).
+ * The killed workers are separate processes running the production worker code; each is killed at
+ * a point it is known to have reached (it freezes there, see test/fixtures/freezing-worker.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { REPO_ROOT } from '../../src/paths';
 import { names } from '../../activities/names';
-import { progressQuery } from '../../workflows/shared';
-import type { RunProgress, TrainingRunResult } from '../../workflows/training-run-types';
+import type { TrainingRunResult } from '../../workflows/training-run-types';
 import { testAddress, testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;
 const children = new Set<ChildProcess>();
 
-function spawnWorker(entry: 'trainer' | 'inference'): ChildProcess {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'workers', `${entry}.js`)], {
-    env: { ...process.env, TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: ctx.namespace, DURABLE_RL_STORE: ctx.store.root },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+type Entry = 'trainer' | 'inference';
+const QUEUE_OF: Record<Entry, string> = { trainer: 'training', inference: 'inference' };
+
+function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.on('exit', () => children.delete(child));
   return child;
+}
+
+function workerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: ctx.namespace, DURABLE_RL_STORE: ctx.store.root, ...extra };
+}
+
+/** The production worker entry (dist/workers/<entry>.js) as its own OS process. */
+function spawnWorker(entry: Entry): ChildProcess {
+  return track(spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'workers', `${entry}.js`)], { env: workerEnv(), stdio: ['ignore', 'inherit', 'inherit'] }));
+}
+
+/**
+ * The same worker, built to freeze inside `freezeAt` (test/fixtures/freezing-worker.ts). Resolves
+ * with the line it printed once it is frozen there: the activity is then certainly half done.
+ */
+function spawnFreezingWorker(entry: Entry, freezeAt: string): { child: ChildProcess; frozen: Promise<string> } {
+  const script = path.join(REPO_ROOT, 'dist', 'test', 'fixtures', 'freezing-worker.js');
+  const child = track(spawn(process.execPath, [script, QUEUE_OF[entry]], { env: workerEnv({ DURABLE_RL_FREEZE_AT: freezeAt }), stdio: ['ignore', 'pipe', 'inherit'] }));
+  const frozen = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('FROZEN '));
+      if (line) resolve(line);
+    });
+    child.once('exit', (code) => reject(new Error(`${entry} worker exited (${code}) before freezing at ${freezeAt}`)));
+  });
+  return { child, frozen };
 }
 
 async function killHard(child: ChildProcess): Promise<void> {
@@ -34,36 +59,12 @@ async function killHard(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function waitFor(what: string, poll: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await poll()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/**
- * Waits until an activity of this type has started on a worker (and, for trainSft, has heartbeated
- * a step that passes `atStep`), optionally once the run's progress passes `when`.
- */
-async function waitForRunning(
-  handle: WorkflowHandle,
-  activityType: string,
-  atStep: (heartbeatStep: number) => boolean,
-  when: (p: RunProgress) => boolean = () => true,
-): Promise<void> {
-  await waitFor(`${activityType} running`, async () => {
-    const progress = await handle.query(progressQuery).catch(() => undefined);
-    if (!progress || !when(progress)) return false;
-    const pending = (await handle.describe()).raw.pendingActivities ?? [];
-    return pending.some((a) => {
-      if (a.activityType?.name !== activityType || a.state !== temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) return false;
-      const details = a.heartbeatDetails?.payloads?.[0]?.data;
-      const step = details ? (JSON.parse(new TextDecoder().decode(details)) as { step?: number }).step : undefined;
-      return activityType !== 'trainSft' || (step !== undefined && atStep(step));
-    });
-  });
+/** Kills the worker once it has frozen mid-activity and starts a healthy one in its place. */
+async function killWhenFrozen(entry: Entry, worker: { child: ChildProcess; frozen: Promise<string> }): Promise<string> {
+  const line = await worker.frozen;
+  await killHard(worker.child);
+  spawnWorker(entry);
+  return line;
 }
 
 /** Every blob that is a checkpoint, by its magic header. */
@@ -90,37 +91,38 @@ afterAll(async () => {
 });
 
 it('survives SIGKILL of the training and inference workers without losing or duplicating checkpoints', async () => {
-  let trainer = spawnWorker('trainer');
-  let inference = spawnWorker('inference');
+  // Each worker freezes inside an activity: the trainer in the middle of the 8-to-16 SFT chunk, the
+  // inference worker once an evaluation has finished its first episodes; each is then SIGKILLed.
+  const trainer = spawnFreezingWorker('trainer', 'trainSft:step:12');
+  const inference = spawnFreezingWorker('inference', 'evaluatePolicy:episodesDone:1');
   const { workflowId, handle } = await ctx.startTrainingRun(
     'crash',
     tinyRunConfig({
       model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
       sft: { steps: 24, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
-      // An evaluation long enough (seconds) to kill the inference worker in the middle of it.
+      // An evaluation long enough (seconds) to heartbeat its progress before it ends.
       eval: { everySteps: 8, maxNewTokens: 48 },
       task: { trainProblems: 60, evalProblems: 96 },
       timeouts: { heartbeatSec: 3 },
     }),
   );
-
-  // Kill each worker while one of its activities is running on it, so that activity must be retried.
-  await waitForRunning(handle, 'trainSft', (step) => step >= 10);
-  await killHard(trainer);
-  trainer = spawnWorker('trainer');
-
-  await waitForRunning(handle, 'evaluatePolicy', () => true, (p) => p.step >= 16);
-  await killHard(inference);
-  inference = spawnWorker('inference');
+  const frozen = await Promise.all([killWhenFrozen('trainer', trainer), killWhenFrozen('inference', inference)]);
+  expect(frozen[0]).toMatch(/^FROZEN trainSft \{"step":12,/);
+  expect(frozen[1]).toMatch(/^FROZEN evaluatePolicy \{"episodesDone":\d+\}/);
 
   const result = (await handle.result()) as TrainingRunResult;
   expect(result.sftSteps).toBe(24);
   expect(result.losses.map((l) => l.step)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
   expect((await ctx.store.listNames(names.checkpointPrefix(workflowId))).length).toBe(4);
-  // One checkpoint blob per chunk boundary: a retried chunk did not write a second one.
+  // One checkpoint blob per chunk boundary: the killed chunk wrote none, its retry wrote one.
   expect(await checkpointBlobSteps()).toEqual([0, 8, 16, 24]);
 
+  // Exactly the two interrupted activities ran a second attempt.
   const events = (await handle.fetchHistory()).events ?? [];
-  const retried = events.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
-  expect(retried.length).toBeGreaterThanOrEqual(2);
+  const typeOf = new Map(events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [[String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name]] : [])));
+  const retried = events.flatMap((e) => {
+    const a = e.activityTaskStartedEventAttributes;
+    return a && (a.attempt ?? 1) > 1 ? [`${typeOf.get(String(a.scheduledEventId))} attempt ${a.attempt}`] : [];
+  });
+  expect(retried.sort()).toEqual(['evaluatePolicy attempt 2', 'trainSft attempt 2']);
 }, 240_000);
