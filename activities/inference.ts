@@ -10,7 +10,12 @@ import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
 import type { WeightsInfo } from '../workflows/training-run-types';
+import { loadTokenizer } from '../src/model/tokenizer';
+import type { TextTokenizer } from '../src/model/tokenizer-types';
+import { closeTurn } from '../src/planact/protocol';
+import { splitPrompt } from '../src/timeline/capture';
 import { EngineCache } from './engine-cache';
+import type { CompletionTokens } from './samples';
 import type { EvalReport } from './evaluation-types';
 
 export interface GenerateInput {
@@ -18,6 +23,8 @@ export interface GenerateInput {
   role: AgentRole;
   prompt: string;
   params: SamplingParams;
+  /** Character offsets where the prompt's messages begin (GenerateMeta.messageStarts); default one message. */
+  messageStarts?: number[];
 }
 
 export interface GenerateResult {
@@ -58,14 +65,27 @@ async function withHeartbeat<T>(work: Promise<T>, details: () => unknown): Promi
 
 export function createInferenceActivities({ store, maxBatch = 64 }: { store: BlobStore; maxBatch?: number }) {
   const engines = new EngineCache(store, maxBatch);
+  let loaded: TextTokenizer | undefined;
+  const tokenizer = (): TextTokenizer => (loaded ??= loadTokenizer());
 
   return {
     async generate(input: GenerateInput): Promise<GenerateResult> {
       const engine = await engines.get(input.weights);
       const c = await withHeartbeat(engine.complete(input.prompt, input.params), () => ({ role: input.role }));
+      // The request as timeline capture needs it (activities/samples.ts): the prompt's messages with
+      // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
+      // with the EOS text, whose id is the last of tokenIds).
+      const messages = splitPrompt(input.prompt, input.messageStarts ?? [0], c.promptTokenIds, (t) => tokenizer().encode(t));
       const tokens = await putJson(
         store,
-        { promptTokenIds: c.promptTokenIds, tokenIds: c.tokenIds, logprobs: c.logprobs, entropy: c.entropy },
+        {
+          promptTokenIds: c.promptTokenIds,
+          tokenIds: c.tokenIds,
+          logprobs: c.logprobs,
+          entropy: c.entropy,
+          messages,
+          outputText: c.finishReason === 'eos' ? closeTurn(c.text) : c.text,
+        } satisfies CompletionTokens,
         'completion-tokens',
       );
       return {

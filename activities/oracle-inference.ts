@@ -9,11 +9,13 @@
  * samples it yields are structurally real but not for training a model.
  */
 import type { FinishReason } from '../src/domain/types';
-import { EOS_TEXT, TOOL_RESULT_OPEN, TOOL_RESULT_CLOSE, formatToolCall } from '../src/planact/protocol';
+import { closeTurn, EOS_TEXT, TOOL_RESULT_OPEN, TOOL_RESULT_CLOSE, formatToolCall } from '../src/planact/protocol';
+import { splitPrompt } from '../src/timeline/capture';
 import { oracleGenerate } from '../src/tasks/arith/oracle-policy';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import type { GenerateInput, GenerateResult } from './inference';
+import type { CompletionTokens } from './samples';
 
 /** Task queue the recorder and benchmarks serve the oracle on; tests use queues of their own. */
 export const ORACLE_TASK_QUEUE = 'durable-rl-oracle';
@@ -63,6 +65,7 @@ export async function oracleCompletion(input: GenerateInput): Promise<ScriptedCo
     step: 0,
     stop: input.params.stop,
     maxNewTokens: input.params.maxNewTokens,
+    messageStarts: input.messageStarts ?? [0],
   });
 }
 
@@ -73,10 +76,19 @@ export function createOracleInferenceActivities(opts: OracleInferenceOptions) {
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
       const c = opts.script?.(input) ?? (await oracleCompletion(input));
       const promptTokenIds = [...encoder.encode(input.prompt)];
-      const tokenIds = [...encoder.encode(c.text)];
+      // Like a real engine, an EOS-ended output's ids end with the end-of-turn token (here its bytes).
+      const outputText = c.finishReason === 'eos' ? closeTurn(c.text) : c.text;
+      const tokenIds = [...encoder.encode(outputText)];
       const tokens = await putJson(
         opts.store,
-        { promptTokenIds, tokenIds, logprobs: tokenIds.map(() => 0), entropy: tokenIds.map(() => 0) },
+        {
+          promptTokenIds,
+          tokenIds,
+          logprobs: tokenIds.map(() => 0),
+          entropy: tokenIds.map(() => 0),
+          messages: splitPrompt(input.prompt, input.messageStarts ?? [0], promptTokenIds, (t) => [...encoder.encode(t)]),
+          outputText,
+        } satisfies CompletionTokens,
         'completion-tokens',
       );
       opts.onCall?.({ input, startedAt, endedAt: Date.now(), text: c.text });

@@ -6,19 +6,32 @@
  */
 import type { AgentRole, BlobRef, Sample } from '../src/domain/types';
 import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
+import type { PromptMessage } from '../src/timeline/capture';
+import type { RunConfig } from '../src/config/schema';
+import type { SnapReport } from '../src/timeline/types';
+import type { TimelineCounts } from '../src/timeline/counts';
 import type { SampleSetRef, SampleSets } from '../workflows/plan-act-types';
+import { addCounts, emptyCounts, sumCounts } from '../src/timeline/counts';
+import { mergeEpisode, unmergedCounts } from './timeline-merge';
 
 /** What generate writes for every completion (see activities/inference.ts). */
-interface CompletionTokens {
+export interface CompletionTokens {
   promptTokenIds: number[];
   tokenIds: number[];
   logprobs: number[];
+  entropy: number[];
+  /** The prompt's messages (absent in blobs written before timeline capture). */
+  messages?: PromptMessage[];
+  /** The output's text as later contexts render it. */
+  outputText?: string;
 }
 
 export interface GenerationRef {
   role: AgentRole;
   turn: number;
   actId?: string;
+  /** Index of the call inside its act (tool rounds); with turn and actId it names the call. */
+  step?: number;
   tokens: BlobRef;
   weightVersion: number;
 }
@@ -33,6 +46,8 @@ export interface EpisodeSamplesInput {
 
 export interface WriteSamplesInput {
   episodes: EpisodeSamplesInput[];
+  /** Merge each episode's timelines (the run's timeline config); absent: one sample per call. */
+  timeline?: RunConfig['timeline'];
 }
 
 export interface ConcatSamplesInput {
@@ -41,20 +56,24 @@ export interface ConcatSamplesInput {
 
 interface SampleFile {
   samples: Sample[];
+  /** With timeline.snapDetection: where the episodes' surviving timelines part. */
+  snaps?: SnapReport[];
 }
 
 export async function readSamples(store: BlobStore, ref: BlobRef): Promise<Sample[]> {
   return (await getJson<SampleFile>(store, ref)).samples;
 }
 
-async function writeSet(store: BlobStore, role: AgentRole, samples: Sample[]): Promise<SampleSetRef> {
-  const ref = await putJson(store, { samples } satisfies SampleFile, `samples-${role}`);
+async function writeSet(store: BlobStore, role: AgentRole, samples: Sample[], merging?: { counts: TimelineCounts; snaps: SnapReport[] }): Promise<SampleSetRef> {
+  const file: SampleFile = { samples, ...(merging && merging.snaps.length > 0 ? { snaps: merging.snaps } : {}) };
+  const ref = await putJson(store, file, `samples-${role}`);
   return {
     role,
     ref,
     samples: samples.length,
     responseTokens: samples.reduce((n, s) => n + s.responseTokens.length, 0),
     meanReward: samples.length === 0 ? 0 : round(samples.reduce((a, s) => a + s.reward, 0) / samples.length),
+    ...(merging ? { timelines: merging.counts } : {}),
   };
 }
 
@@ -64,35 +83,57 @@ function round(x: number): number {
 
 export function createSampleActivities({ store }: { store: BlobStore }) {
   return {
-    /** One Sample per generation; every response token was written by the model, so its loss mask is 1. */
+    /**
+     * The episodes' samples, one set per role. With a timeline config, every call is captured as a
+     * timeline and each episode's timelines are merged (src/timeline): a sample per surviving
+     * timeline, the model's tokens of every absorbed call marked for training. Without one (workflows
+     * started before capture), one sample per call, every response token the model's.
+     */
     async writeEpisodeSamples(input: WriteSamplesInput): Promise<SampleSets> {
-      const byRole = new Map<AgentRole, Sample[]>();
+      const byRole = new Map<AgentRole, { samples: Sample[]; counts?: TimelineCounts; snaps: SnapReport[] }>();
+      const roleSet = (role: AgentRole) => {
+        let set = byRole.get(role);
+        if (!set) byRole.set(role, (set = { samples: [], snaps: [], ...(input.timeline?.merge ? { counts: emptyCounts(input.timeline.snapDetection) } : {}) }));
+        return set;
+      };
       for (const episode of input.episodes) {
         const tokens = await Promise.all(episode.generations.map((g) => getJson<CompletionTokens>(store, g.tokens)));
+        const meta = (g: GenerationRef): Pick<Sample, 'reward' | 'metadata'> => ({
+          reward: episode.reward,
+          metadata: {
+            role: g.role,
+            episodeId: episode.episodeId,
+            turn: g.turn,
+            ...(g.actId !== undefined ? { actId: g.actId } : {}),
+            weightVersion: g.weightVersion,
+            ...(episode.groupId !== undefined ? { groupId: episode.groupId } : {}),
+          },
+        });
+        if (input.timeline?.merge && tokens.every((t) => t.messages !== undefined && t.outputText !== undefined)) {
+          for (const [role, merged] of mergeEpisode(episode.generations, tokens, input.timeline)) {
+            const set = roleSet(role);
+            set.samples.push(...merged.samples.map((m) => ({ ...m.sample, ...meta(m.generation) })));
+            addCounts(set.counts!, merged.counts);
+            set.snaps.push(...merged.snaps);
+          }
+          continue;
+        }
         episode.generations.forEach((g, i) => {
           const t = tokens[i]!;
-          const sample: Sample = {
+          const set = roleSet(g.role);
+          set.samples.push({
             promptTokens: t.promptTokenIds,
             responseTokens: t.tokenIds,
             logprobs: t.logprobs,
             lossMask: t.tokenIds.map(() => 1),
-            reward: episode.reward,
-            metadata: {
-              role: g.role,
-              episodeId: episode.episodeId,
-              turn: g.turn,
-              ...(g.actId !== undefined ? { actId: g.actId } : {}),
-              weightVersion: g.weightVersion,
-              ...(episode.groupId !== undefined ? { groupId: episode.groupId } : {}),
-            },
-          };
-          const list = byRole.get(g.role) ?? [];
-          list.push(sample);
-          byRole.set(g.role, list);
+            ...meta(g),
+          });
+          // Blobs written before capture cannot be merged: they count as captured and kept.
+          if (set.counts) addCounts(set.counts, unmergedCounts(t));
         });
       }
       const out: SampleSets = {};
-      for (const [role, samples] of byRole) out[role] = await writeSet(store, role, samples);
+      for (const [role, set] of byRole) out[role] = await writeSet(store, role, set.samples, set.counts ? { counts: set.counts, snaps: set.snaps } : undefined);
       return out;
     },
 
@@ -101,8 +142,14 @@ export function createSampleActivities({ store }: { store: BlobStore }) {
       const roles = new Set(input.sets.map((s) => s.role));
       if (roles.size !== 1) throw new Error(`concatSampleSets needs sets of one role, got ${[...roles].join(', ') || 'none'}`);
       const all: Sample[] = [];
-      for (const set of input.sets) all.push(...(await readSamples(store, set.ref)));
-      return writeSet(store, input.sets[0]!.role, all);
+      const snaps: SnapReport[] = [];
+      for (const set of input.sets) {
+        const file = await getJson<SampleFile>(store, set.ref);
+        all.push(...file.samples);
+        snaps.push(...(file.snaps ?? []));
+      }
+      const counts = sumCounts(input.sets.flatMap((s) => (s.timelines ? [s.timelines] : [])));
+      return writeSet(store, input.sets[0]!.role, all, counts ? { counts, snaps } : undefined);
     },
   };
 }

@@ -10,7 +10,7 @@
 import { RetryState } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { GenerateResult } from '../activities/inference';
-import type { EpisodeSamplesInput } from '../activities/samples';
+import type { EpisodeSamplesInput, WriteSamplesInput } from '../activities/samples';
 import { runPlanActEpisode } from '../src/planact/episode';
 import type { EpisodeDeps } from '../src/planact/episode-types';
 import { errorMessage } from '../src/planact/error-message';
@@ -24,7 +24,7 @@ import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpiso
 export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanActEpisodeResult> {
   const { episode, samplesInput } = await playEpisode(input);
   const { samples } = planActProxies(input.timeouts);
-  return { ...episode, samples: await samples.writeEpisodeSamples({ episodes: [samplesInput] }) };
+  return { ...episode, samples: await samples.writeEpisodeSamples({ episodes: [samplesInput], ...timelineOf(input) }) };
 }
 
 /**
@@ -36,7 +36,12 @@ export async function planActEpisodes(inputs: PlanActEpisodeInput[]): Promise<Pl
   if (inputs.length === 0) throw ApplicationFailure.nonRetryable('planActEpisodes needs at least one episode', 'BadInputError');
   const played = await Promise.all(inputs.map((i) => playEpisode(i)));
   const { samples } = planActProxies(inputs[0]!.timeouts);
-  return { episodes: played.map((p) => p.episode), samples: await samples.writeEpisodeSamples({ episodes: played.map((p) => p.samplesInput) }) };
+  return { episodes: played.map((p) => p.episode), samples: await samples.writeEpisodeSamples({ episodes: played.map((p) => p.samplesInput), ...timelineOf(inputs[0]!) }) };
+}
+
+/** The run's timeline config for the samples write, when the rollout passed one. */
+function timelineOf(input: PlanActEpisodeInput): Pick<WriteSamplesInput, 'timeline'> {
+  return input.timeline !== undefined ? { timeline: input.timeline } : {};
 }
 
 /** One episode, in whichever workflow calls it; the caller writes its samples. */
@@ -65,6 +70,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
           stop: meta.stop,
           ...(input.seed !== undefined ? { seed: generationSeed(input.seed, role, meta) } : {}),
         },
+        messageStarts: meta.messageStarts,
       });
       if (meta.actId !== undefined) {
         // An act ends on a generation (its answer, or the output that broke a limit), so the span
@@ -94,6 +100,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
       role: g.role,
       turn: g.turn,
       ...(g.actId !== undefined ? { actId: g.actId } : {}),
+      step: g.step,
       tokens: g.output.tokens,
       weightVersion: g.output.weightVersion,
     })),

@@ -46,6 +46,7 @@ export async function runPlanActRollout(
       sampling: { temperature: cfg.rl.temperature, topP: cfg.rl.topP },
       seed: episodeSeed(cfg.seed, batch === 0 ? input.rolloutId : tag, p.index),
       timeouts: cfg.timeouts,
+      timeline: cfg.timeline,
     }),
   );
   const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rl.groupSize);

@@ -3,6 +3,7 @@
  * Everything is small and readable: this is what the Web UI shows as inputs and results, so token
  * arrays stay in the blob store and only references, counts and short text travel here.
  */
+import type { TimelineCounts } from '../src/timeline/counts';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole, BlobRef } from '../src/domain/types';
 import type { EpisodeFailure, EpisodeLimits } from '../src/planact/episode-types';
@@ -24,7 +25,11 @@ export interface SampleSetRef {
   samples: number;
   responseTokens: number;
   meanReward: number;
+  /** Timeline merging of these samples (absent when written one sample per policy call). */
+  timelines?: TimelineCounts;
 }
+
+export type { TimelineCounts };
 
 export type SampleSets = Partial<Record<AgentRole, SampleSetRef>>;
 
@@ -74,6 +79,8 @@ export interface EpisodeRunMetrics {
 }
 
 export interface PlanActEpisodeInput {
+  /** How the episode's timelines are merged into samples (absent: one sample per call, as before capture). */
+  timeline?: RunConfig['timeline'];
   /** Owner of the samples (a job or session id); used in blob names and episode ids. */
   runId: string;
   episodeId: string;

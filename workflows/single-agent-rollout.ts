@@ -43,6 +43,7 @@ export async function singleAgentRollout(input: SingleAgentRolloutInput): Promis
         role: 'single',
         prompt,
         params: { maxNewTokens: meta.maxNewTokens, temperature: cfg.rl.temperature, topP: cfg.rl.topP, stop: meta.stop },
+        messageStarts: meta.messageStarts,
       }),
     calc: (expression) => meteredCalc(tools, expression, toolMetrics),
   };
@@ -66,8 +67,9 @@ export async function singleAgentRollout(input: SingleAgentRolloutInput): Promis
       episodeId: e.episodeId,
       groupId: e.p.groupId,
       reward: e.reward,
-      generations: e.outcome.generations.map((g) => ({ role: 'single' as const, turn: 1, tokens: g.output.tokens, weightVersion: g.output.weightVersion })),
+      generations: e.outcome.generations.map((g) => ({ role: 'single' as const, turn: 1, step: g.step, tokens: g.output.tokens, weightVersion: g.output.weightVersion })),
     })),
+    timeline: cfg.timeline,
   });
 
   const failures: Record<string, number> = {};

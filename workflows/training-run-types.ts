@@ -1,4 +1,5 @@
 /** Plain data that trainingRun shows through its progress query and returns as its result. */
+import type { TimelineCounts } from './plan-act-types';
 import type { BlobRef } from '../src/domain/types';
 import type { EvalReport } from '../activities/evaluation-types';
 import type { Accuracy } from '../src/eval/episode-accuracy';
@@ -43,6 +44,8 @@ export interface RlPoint {
   clipFraction: number;
   /** The update's other numbers (clip fractions, KL, entropy, grad norm, tokens...), as the trainer reports them. */
   update?: Record<string, number>;
+  /** Timeline merging of the step's samples: calls captured, samples trained, tokens before and after. */
+  timelines?: TimelineCounts;
   /** Wall time of the step's phases, seconds (workflow time around each activity or child). */
   seconds: { publish: number; rollout: number; train: number };
 }

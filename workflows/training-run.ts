@@ -33,6 +33,7 @@ import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
 import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, RolloutSummary, SampleSetRef } from './plan-act-types';
+import { sumCounts } from '../src/timeline/counts';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
 import type {
@@ -291,6 +292,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         ...(update.klLoss !== undefined ? { klLoss: update.klLoss } : {}),
       },
       seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
+      ...timelineCounts(samples),
     };
     rlPoints.push(point);
     state.rlDone = rlStep;
@@ -309,6 +311,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         gradNorm: update.gradNorm,
         responseLength: update.meanResponseLength,
         tokensTrained: update.tokens,
+        ...(point.timelines ? { timelines: point.timelines } : {}),
         seconds: point.seconds,
       },
     ]);
@@ -416,6 +419,12 @@ function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comp
  * A typed, non-retryable activity failure (a bad resume or init.fromRun) becomes the run's own
  * failure with the same type and message, so `temporal workflow show` says what was wrong first.
  */
+/** The step's timeline counts, summed over its sample sets (absent when they were not merged). */
+function timelineCounts(sets: SampleSetRef[]): Pick<RlPoint, 'timelines'> {
+  const timelines = sumCounts(sets.flatMap((s) => (s.timelines ? [s.timelines] : [])));
+  return timelines ? { timelines } : {};
+}
+
 async function failAsRun<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;

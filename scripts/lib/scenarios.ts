@@ -85,5 +85,23 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     ],
   },
   { name: 'plan-act-dual-trained-planner', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-dual-trained', 'dual')), concurrent: true },
-  { name: 'plan-act-dual-trained-actor', workflowType: 'planActJob', args: planActJob('actor', tinyPlanActConfig('history-dual-trained', 'dual')), concurrent: true },
+  // The pair's last job ends its batch (its partner started alongside it), so later scenarios are not recorded with it.
+  { name: 'plan-act-dual-trained-actor', workflowType: 'planActJob', args: planActJob('actor', tinyPlanActConfig('history-dual-trained', 'dual')) },  // Recorded after the 'config-resolved-once' patch and timeline merging (samples written from merged timelines).
+  {
+    name: 'training-run-rl-v3',
+    workflowType: 'trainingRun',
+    args: [
+      tinyRunConfig({
+        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4 } },
+        eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
+        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 },
+        timeline: { snapDetection: true },
+      }),
+    ],
+  },
+  {
+    name: 'plan-act-shared-merged',
+    workflowType: 'planActJob',
+    args: planActJob('shared', { ...tinyPlanActConfig('history-shared-merged', 'shared'), model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 256 } }),
+  },
 ];

@@ -234,6 +234,25 @@ export const WorkflowSchema = z
   })
   .strict();
 
+/**
+ * Timeline capture and merging (src/timeline, SPEC capability 4): every policy call of an episode is
+ * captured; timelines another one extends are absorbed into it before training.
+ */
+export const TimelineSchema = z
+  .object({
+    /** Train on merged timelines (false: one sample per policy call). */
+    merge: z.boolean().default(true),
+    /** How messages are judged equal: `text` tolerates retokenization drift, `token` demands equal ids. */
+    compareBy: z.enum(['text', 'token']).default('text'),
+    /** Merge timelines whose offered tools lists differ. */
+    ignoreTools: z.boolean().default(true),
+    /** Put the engine's ids back on earlier outputs that a later request re-encoded differently. */
+    fixRetokenizationDrift: z.boolean().default(true),
+    /** Report where and why timelines that did not merge part (counts in the step metrics, reports in the sample blob). */
+    snapDetection: z.boolean().default(false),
+  })
+  .strict();
+
 export const TimeoutsSchema = z
   .object({
     generateSec: seconds(600),
@@ -259,7 +278,7 @@ export const RunConfigSchema = z
     init: InitSchema.prefault({}),
     compare: CompareSchema.prefault({}),
     tree: notAvailableYet('tree rollouts'),
-    timeline: notAvailableYet('timeline capture and merging'),
+    timeline: TimelineSchema.prefault({}),
     horizon: notAvailableYet('dynamic plan horizons'),
     eval: EvalSchema.prefault({}),
     inference: InferenceSchema.prefault({}),

@@ -75,7 +75,7 @@ async function plannerTurnsCorrect(deps: EpisodeDeps, problem: ArithProblem, max
       const target = stripEos(segment.text);
       checks.push(
         deps
-          .generate('planner', prompt, { episodeId: 'eval', turn: 0, step: 0, stop: [], maxNewTokens })
+          .generate('planner', prompt, { episodeId: 'eval', turn: 0, step: 0, stop: [], maxNewTokens, messageStarts: [0] })
           .then((out) => out.finishReason === 'eos' && out.text === target),
       );
     }

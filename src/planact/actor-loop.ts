@@ -26,6 +26,11 @@ export async function runAct<G extends GenerateOutput>(ctx: ActContext<G>, act: 
   const { deps, limits, turn } = ctx;
   const generations: Array<GenerationRecord<G>> = [];
   let transcript = ctx.prompt;
+  const messageStarts = [0];
+  const append = (text: string): void => {
+    messageStarts.push(transcript.length);
+    transcript += text;
+  };
   let toolCalls = 0;
   let toolFailures = 0;
   const finish = (extra: { result?: string; failure?: EpisodeFailure }): ActOutcome<G> => ({
@@ -43,17 +48,18 @@ export async function runAct<G extends GenerateOutput>(ctx: ActContext<G>, act: 
       step,
       stop: [TOOL_CALL_CLOSE],
       maxNewTokens: limits.actorMaxNewTokens,
+      messageStarts: messageStarts.slice(),
     });
     generations.push({ role: 'actor', turn, actId: act.id, step, prompt: transcript, completion: output.text, finishReason: output.finishReason, output });
     if (output.finishReason === 'length') {
-      transcript += output.text;
+      append(output.text);
       return fail('actor-length', `actor output hit the ${limits.actorMaxNewTokens}-token limit`);
     }
     const call = extractToolCall(output.text, output.finishReason);
     if (call === null) {
       const written = closeTurn(output.text);
       const answerPart = transcript.slice(ctx.prompt.length) + written;
-      transcript += written;
+      append(written);
       try {
         return finish({ result: parseActorAnswer(answerPart) });
       } catch (err) {
@@ -61,16 +67,16 @@ export async function runAct<G extends GenerateOutput>(ctx: ActContext<G>, act: 
         throw err;
       }
     }
-    transcript += call.text;
+    append(call.text);
     if (toolCalls >= limits.maxToolCallsPerAct) {
       return fail('tool-call-limit', `more than ${limits.maxToolCallsPerAct} tool calls`);
     }
     toolCalls++;
     try {
-      transcript += formatToolResult(await deps.calc(call.expression));
+      append(formatToolResult(await deps.calc(call.expression)));
     } catch (err) {
       toolFailures++;
-      transcript += formatToolError(errorMessage(err));
+      append(formatToolError(errorMessage(err)));
     }
   }
 }

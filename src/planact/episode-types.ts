@@ -20,6 +20,12 @@ export interface GenerateMeta {
   /** Stop strings for this call (the EOS token always stops generation as well). */
   stop: string[];
   maxNewTokens: number;
+  /**
+   * Where each message of the prompt begins, as character offsets (the first is 0): the task
+   * prompt, every earlier model turn as it reads in context, every block of environment text.
+   * Timeline capture splits the request into these messages (src/timeline).
+   */
+  messageStarts: number[];
 }
 
 /** The minimum a generate dependency returns; extra fields (token refs, logprobs) pass through. */

@@ -44,6 +44,11 @@ export async function runPlanActEpisode<P, G extends GenerateOutput = GenerateOu
   const usedIds = new Set<string>();
   let maxConcurrentActs = 0;
   let context = task.plannerPrompt(problem);
+  const messageStarts = [0];
+  const append = (text: string): void => {
+    messageStarts.push(context.length);
+    context += text;
+  };
 
   const end = (outcome: { finalAnswer: string; reward: number } | { failure: EpisodeFailure }): EpisodeResult<G> => {
     const acts = turns.flatMap((t) => t.acts);
@@ -74,11 +79,12 @@ export async function runPlanActEpisode<P, G extends GenerateOutput = GenerateOu
       step: 0,
       stop: [],
       maxNewTokens: limits.plannerMaxNewTokens,
+      messageStarts: messageStarts.slice(),
     });
     generations.push({ role: 'planner', turn, step: 0, prompt: context, completion: output.text, finishReason: output.finishReason, output });
     const record: TurnRecord = { turn, planText: output.text, finishReason: output.finishReason, kind: 'invalid', acts: [], resultsText: '' };
     turns.push(record);
-    context += closeTurn(output.text);
+    append(closeTurn(output.text));
     if (output.finishReason === 'length') {
       return end({ failure: { code: 'planner-length', message: `planner output hit the ${limits.plannerMaxNewTokens}-token limit`, turn } });
     }
@@ -108,7 +114,7 @@ export async function runPlanActEpisode<P, G extends GenerateOutput = GenerateOu
     const failed = record.acts.find((a) => a.failure !== undefined);
     if (failed?.failure) return end({ failure: failed.failure });
     record.resultsText = formatResults(record.acts.map((a) => ({ id: a.id, value: a.result ?? '' })));
-    context += record.resultsText;
+    append(record.resultsText);
   }
   return end({ failure: { code: 'max-turns', message: `no ANSWER within ${limits.maxTurns} turns`, turn: limits.maxTurns } });
 }

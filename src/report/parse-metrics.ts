@@ -54,6 +54,16 @@ const RlStepSchema = z.strictObject({
   gradNorm: nonNegativeMetric.optional(),
   responseLength: nonNegativeMetric.optional(),
   tokensTrained: nonNegativeMetric.optional(),
+  timelines: z
+    .strictObject({
+      captured: nonNegativeMetric,
+      merged: nonNegativeMetric,
+      tokensBefore: nonNegativeMetric,
+      tokensAfter: nonNegativeMetric,
+      driftRepaired: nonNegativeMetric,
+      snaps: z.partialRecord(z.enum(['text', 'tokens', 'tools', 'author', 'length']), nonNegativeMetric).optional(),
+    })
+    .optional(),
   seconds: z.strictObject({ rollout: nonNegativeMetric, train: nonNegativeMetric, publish: nonNegativeMetric }).optional(),
 });
 

@@ -49,7 +49,18 @@ export interface RlStepMetrics {
   responseLength?: number;
   /** Tokens that contributed to the loss in this step. */
   tokensTrained?: number;
+  /** Timeline merging: calls captured and samples trained, tokens before and after (src/timeline). */
+  timelines?: RlStepTimelines;
   seconds?: RlStepSeconds;
+}
+
+export interface RlStepTimelines {
+  captured: number;
+  merged: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  driftRepaired: number;
+  snaps?: Partial<Record<'text' | 'tokens' | 'tools' | 'author' | 'length', number>>;
 }
 
 export type TrainingPhase = 'sft' | 'rl';

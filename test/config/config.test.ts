@@ -29,13 +29,19 @@ describe('run config', () => {
     [{ rollout: { kind: 'tree' } }, 'rollout.kind', /not available yet.*tree/],
     [{ rollout: { kind: 'standard' } }, 'rollout.kind', /not available yet.*standard/],
     [{ tree: { beamSize: 2 } }, 'tree', /not available yet: tree rollouts/],
-    [{ timeline: { compareBy: 'token' } }, 'timeline', /not available yet: timeline/],
     [{ horizon: {} }, 'horizon', /not available yet: dynamic plan horizons/],
     [{ inference: { engine: 'openai' } }, 'inference.engine', /not available yet.*openai/],
     [{ inference: { maxBatch: 8 } }, 'inference.maxBatch', /not available yet/],
     [{ inference: { openai: { model: 'x' } } }, 'inference.openai', /not available yet/],
   ])('rejects a key that is not implemented yet, naming it: %j', (raw, field, message) => {
     expect(problemsOf(() => parseRunConfig(raw))).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(message) })]);
+  });
+
+  it('takes the timeline keys with AgentJet\'s defaults and rejects bad ones by name', () => {
+    expect(parseRunConfig({}).timeline).toEqual({ merge: true, compareBy: 'text', ignoreTools: true, fixRetokenizationDrift: true, snapDetection: false });
+    expect(parseRunConfig({ timeline: { compareBy: 'token', snapDetection: true } }).timeline).toMatchObject({ compareBy: 'token', snapDetection: true });
+    expect(problemsOf(() => parseRunConfig({ timeline: { compareBy: 'bytes' } }))[0]).toEqual(expect.objectContaining({ path: 'timeline.compareBy', message: expect.stringMatching(/text.*token/) }));
+    expect(problemsOf(() => parseRunConfig({ timeline: { fixDrift: true } }))[0]!.message).toMatch(/fixDrift/);
   });
 
   it('names the field and what is allowed for a wrong type', () => {

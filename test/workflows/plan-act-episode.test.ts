@@ -8,6 +8,7 @@ import { createOracleInferenceActivities, type OracleCall, type ScriptedCompleti
 import type { GenerateInput } from '../../activities/inference';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities } from '../../activities/training';
+import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import type { Sample } from '../../src/domain/types';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
@@ -179,6 +180,54 @@ describe('planActEpisode', () => {
     expect(actorPrompt).toMatch(/<result>error: calc\("7\/8"\): .+<\/result>/);
   });
 
+  it('merges its timelines: one planner sample for all its turns, one actor sample per act, the model\'s tokens marked', async () => {
+    const timeline = parseRunConfig({}).timeline;
+    const { result } = await runEpisode(episodeInput('12+34+56+78', { timeline }));
+    expect(result.reward).toBe(1);
+    const planner = await samplesOf(result.samples.planner);
+    const actor = await samplesOf(result.samples.actor);
+    // Three planner calls and six actor calls (two per act) captured; each chain merged into its longest call.
+    expect(result.samples.planner!.timelines).toMatchObject({ captured: 3, merged: 1, driftRepaired: 0 });
+    expect(result.samples.actor!.timelines).toMatchObject({ captured: 6, merged: 3, driftRepaired: 0 });
+    expect(planner.map((s) => s.metadata.turn)).toEqual([3]);
+    expect(actor.map((s) => s.metadata.actId).sort()).toEqual(['1', '2', '3']);
+
+    // The oracle's token ids are UTF-8 bytes: read back what each sample trains on and what it only reads.
+    const spans = (s: Sample, mask: number) => {
+      const out: string[] = [];
+      let cur: number[] = [];
+      s.responseTokens.forEach((id, i) => {
+        if (s.lossMask[i] === mask) cur.push(id);
+        else if (cur.length > 0) {
+          out.push(Buffer.from(cur).toString());
+          cur = [];
+        }
+      });
+      if (cur.length > 0) out.push(Buffer.from(cur).toString());
+      return out;
+    };
+    const p = planner[0]!;
+    expect(Buffer.from(p.promptTokens).toString()).toBe('Compute: 12+34+56+78\n');
+    expect(spans(p, 1)).toEqual(['ACT 1: 12+34\nACT 2: 56+78\n<|eos|>', 'ACT 3: 46+134\n<|eos|>', 'ANSWER: 180\n<|eos|>']);
+    // Between the model's turns (each closed by its end-of-turn token): the RESULT lines, read but not trained on.
+    expect(spans(p, 0)).toEqual(['RESULT 1: 46\nRESULT 2: 134\n', 'RESULT 3: 180\n']);
+    const act1 = actor.find((s) => s.metadata.actId === '1')!;
+    expect(spans(act1, 1)).toEqual(['<calc>12+34</calc>', '46<|eos|>']);
+    expect(spans(act1, 0)).toEqual(['\n<result>46</result>\n']);
+    // Merging trains on fewer tokens than one sample per call would: the shared prefixes once.
+    const tokens = (xs: Sample[]) => xs.reduce((n, s) => n + s.promptTokens.length + s.responseTokens.length, 0);
+    expect(result.samples.planner!.timelines!.tokensAfter).toBe(tokens(planner));
+    expect(result.samples.planner!.timelines!.tokensBefore).toBeGreaterThan(2 * tokens(planner));
+
+    // timeline.merge false: a sample per call; snapDetection: the three acts' survivors part at their first message.
+    const unmerged = await runEpisode(episodeInput('12+34+56+78', { timeline: { ...timeline, merge: false } }));
+    expect(unmerged.result.samples.planner).toMatchObject({ samples: 3 });
+    expect(unmerged.result.samples.planner!.timelines).toBeUndefined();
+    const snapped = await runEpisode(episodeInput('12+34+56+78', { timeline: { ...timeline, snapDetection: true } }));
+    expect(snapped.result.samples.actor!.timelines!.snaps).toEqual({ text: 3 });
+    expect(snapped.result.samples.planner!.timelines!.snaps).toEqual({});
+  });
+
   it('runs on the embedded policy: untrained weights give malformed output, recorded as reward 0', async () => {
     const training = createTrainingActivities({ store });
     const runId = uniqueId('embedded-episode');
@@ -243,6 +292,24 @@ describe('planActJob, shared mode (one policy plays both roles)', () => {
     expect(result.rollouts[0]).toMatchObject({ rolloutId: 1, outcome: 'shared', episodes: 2, weightVersion: 0, training: { step: 1, weightVersion: 1 } });
     const planner = await samplesOf(result.rollouts[0]!.samples.planner);
     expect(planner.every((s) => s.metadata.role === 'planner' && s.metadata.weightVersion === 0)).toBe(true);
+  });
+
+  it('trains its GRPO step on merged timelines: one row per surviving timeline, not per call', async () => {
+    const handle = await env.client.workflow.start('planActJob', {
+      taskQueue: TASK_QUEUES.orchestration,
+      workflowId: uniqueId('shared-merged-train'),
+      // Episodes on the oracle (well-formed, multi-turn), training on the job's own fresh policy.
+      args: [{ role: 'shared', config: { ...sharedConfig('shared-merged-train'), model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 256 } }, inferenceQueue: oracleQueue }],
+    });
+    const result = (await handle.result()) as PlanActJobResult;
+    const r = result.rollouts[0]!;
+    const { planner, actor } = r.samples;
+    expect(planner!.timelines!.merged).toBe(r.episodes);
+    expect(planner!.timelines!.captured).toBeGreaterThan(planner!.timelines!.merged);
+    expect(actor!.timelines!.captured).toBe(2 * actor!.timelines!.merged);
+    // Every merged sample fits maxSeq and has the model's tokens, so each is one training row.
+    expect(r.training).toMatchObject({ step: 1, weightVersion: 1, rows: planner!.samples + actor!.samples });
+    expect(planner!.samples + actor!.samples).toBeLessThan(planner!.timelines!.captured + actor!.timelines!.captured);
   });
 
   it('refuses trainingRun-only keys (SFT demonstrations, init, compare), naming them', async () => {

@@ -1,0 +1,73 @@
+/**
+ * One episode's policy calls as timelines, merged per agent (src/timeline): the part of
+ * writeEpisodeSamples that turns captured requests into the samples training sees.
+ */
+import type { AgentRole, Sample } from '../src/domain/types';
+import type { RunConfig } from '../src/config/schema';
+import { captureTimeline } from '../src/timeline/capture';
+import { fixRetokenizationDrift } from '../src/timeline/drift';
+import { mergeTimelines } from '../src/timeline/merge';
+import { timelineToSample } from '../src/timeline/to-sample';
+import type { SnapReport, Timeline } from '../src/timeline/types';
+import type { TimelineCounts } from '../src/timeline/counts';
+import type { CompletionTokens, GenerationRef } from './samples';
+
+/** The tools list each agent is offered, as the chat template would render it. */
+const TOOLS: Record<AgentRole, string> = { planner: '', actor: '[{"name":"calc"}]', single: '[{"name":"calc"}]' };
+
+export interface MergedRole {
+  /** A sample per surviving timeline, with the call it ended on (its turn and act label the sample). */
+  samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; generation: GenerationRef }>;
+  counts: TimelineCounts;
+  snaps: SnapReport[];
+}
+
+/** A call that could not be captured (a blob from before capture) is kept as its own sample. */
+export function unmergedCounts(t: CompletionTokens): TimelineCounts {
+  const tokens = t.promptTokenIds.length + t.tokenIds.length;
+  return { captured: 1, merged: 1, tokensBefore: tokens, tokensAfter: tokens, driftRepaired: 0 };
+}
+
+/** Captures every call of one episode and merges each agent's timelines; the agent is the role. */
+export function mergeEpisode(generations: GenerationRef[], tokens: CompletionTokens[], cfg: RunConfig['timeline']): Map<AgentRole, MergedRole> {
+  const byId = new Map<string, GenerationRef>();
+  const timelines: Timeline[] = generations.map((g, i) => {
+    const t = tokens[i]!;
+    const id = `${i}:${g.role}/t${g.turn}${g.actId !== undefined ? `/act${g.actId}` : ''}/s${g.step ?? 0}`;
+    byId.set(id, g);
+    return captureTimeline({
+      id,
+      agent: g.role,
+      tools: TOOLS[g.role],
+      prompt: t.messages!,
+      output: { text: t.outputText!, tokenIds: t.tokenIds, logprobs: t.logprobs },
+    });
+  });
+  const out = new Map<AgentRole, MergedRole>();
+  for (const role of [...new Set(generations.map((g) => g.role))]) {
+    const own = timelines.filter((t) => t.agent === role);
+    const fixed = cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
+    const merged = mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection });
+    const samples = merged.timelines.flatMap((t) => {
+      const sample = timelineToSample(t, { reward: 0, metadata: { role, episodeId: '', turn: 0, weightVersion: 0 } });
+      if (!sample) return [];
+      const { reward: _r, metadata: _m, ...trainable } = sample;
+      return [{ sample: trainable, generation: byId.get(t.id)! }];
+    });
+    const snaps: TimelineCounts['snaps'] = {};
+    for (const s of merged.snaps) snaps[s.reason] = (snaps[s.reason] ?? 0) + 1;
+    out.set(role, {
+      samples,
+      counts: {
+        captured: own.length,
+        merged: samples.length,
+        tokensBefore: merged.stats.tokensIn,
+        tokensAfter: samples.reduce((n, s) => n + s.sample.promptTokens.length + s.sample.responseTokens.length, 0),
+        driftRepaired: fixed.repaired,
+        ...(cfg.snapDetection ? { snaps } : {}),
+      },
+      snaps: merged.snaps,
+    });
+  }
+  return out;
+}
