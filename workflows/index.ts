@@ -5,3 +5,4 @@ export { planActRollout } from './plan-act-rollout';
 export { singleAgentRollout } from './single-agent-rollout';
 export { rolloutSession } from './rollout-session';
 export { planActJob } from './plan-act-job';
+export { treeRollout } from './tree-rollout';

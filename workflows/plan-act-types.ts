@@ -4,6 +4,7 @@
  * arrays stay in the blob store and only references, counts and short text travel here.
  */
 import type { TimelineCounts } from '../src/timeline/counts';
+import type { TreeRolloutCounts } from './tree-types';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole, BlobRef } from '../src/domain/types';
 import type { EpisodeFailure, EpisodeLimits } from '../src/planact/episode-types';
@@ -150,6 +151,8 @@ export interface RolloutSummary {
   };
   rows: EpisodeRow[];
   samples: SampleSets;
+  /** Tree rollouts: nodes, leaves and generated tokens of the trees. */
+  tree?: TreeRolloutCounts;
 }
 
 export interface PlanActRolloutInput {

@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunProgress } from './training-run-types';
+import type { TreeRolloutState } from './tree-types';
 import type { Arrival, ArrivalAck, PlanActJobState, RolloutSessionState, SessionDelivery, SessionPhase } from './plan-act-types';
 
 /** Task queues by resource, so each kind of worker can be scaled on its own hardware. */
@@ -20,6 +21,9 @@ export const TASK_QUEUES = {
 export type TaskQueueName = keyof typeof TASK_QUEUES;
 
 export const progressQuery = defineQuery<RunProgress>('progress');
+
+/** A tree rollout's phase and skeleton (node ids, parents, depth, entropy, status, tokens, tool calls). */
+export const treeStateQuery = defineQuery<TreeRolloutState>('treeState');
 
 // ---- Plan/Act: rollout session (dual mode) and jobs ----
 

@@ -31,6 +31,7 @@ import { configFailure, resolveConfigOrFail } from './parse-config';
 import { episodeLimits, mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
+import { treeRollout } from './tree-rollout';
 import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, RolloutSummary, SampleSetRef } from './plan-act-types';
 import { sumCounts } from '../src/timeline/counts';
@@ -79,6 +80,10 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   if (cfg.rollout.mode === 'dual') {
     const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
+  }
+  if (cfg.rollout.kind === 'tree' && cfg.rl.dynamicSampling.enabled) {
+    const message = 'dynamic sampling draws more Plan/Act batches; a tree rollout grows its groups by expansion instead (tree.*)';
+    throw configFailure(new ConfigError('workflow input', [{ path: 'rl.dynamicSampling.enabled', message }]));
   }
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
@@ -240,6 +245,11 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const rollouts: RolloutSummary[] = [];
     let keepGroups: string[] = [];
     for (let batch = 0; ; batch++) {
+      if (cfg.rollout.kind === 'tree') {
+        // Offline tree search on the actor's task; the leaves of a root are its GRPO group.
+        rollouts.push(await executeChild(treeRollout, { workflowId: `${runId}/tree-rollout-${rlStep}`, args: [{ runId, rolloutId: rlStep, config: cfg, policy }] }));
+        break;
+      }
       rollouts.push(
         await executeChild(planActRollout, {
           workflowId: batch === 0 ? `${runId}/rollout-${rlStep}` : `${runId}/rollout-${rlStep}-b${batch}`,

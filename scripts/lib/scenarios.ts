@@ -2,6 +2,7 @@
  * Small runs shared by the tests and the history recorder: real workflows and real activities,
  * sized to finish in seconds on two cores.
  */
+import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { ORACLE_TASK_QUEUE } from '../../activities/oracle-inference';
 import { sessionWorkflowId } from '../../workflows/shared';
@@ -103,5 +104,26 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     name: 'plan-act-shared-merged',
     workflowType: 'planActJob',
     args: planActJob('shared', { ...tinyPlanActConfig('history-shared-merged', 'shared'), model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 256 } }),
+  },
+  // A tree rollout on the oracle (a calculator call, then the answer): all four phases, real tools and samples.
+  {
+    name: 'tree-rollout',
+    workflowType: 'treeRollout',
+    args: [
+      {
+        runId: 'history-tree',
+        rolloutId: 1,
+        config: parseRunConfig({
+          seed: 3,
+          task: { difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2 } },
+          rl: { promptsPerStep: 2, groupSize: 4, maxNewTokens: 32 },
+          rollout: { kind: 'tree' },
+          tree: { initialRollouts: 2, expansionIterations: 2, beamSize: 2, samplesPerRoot: 4 },
+          timeouts: { heartbeatSec: 10 },
+        }),
+        // The oracle ignores weights; this reference is never loaded.
+        policy: { weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE },
+      },
+    ],
   },
 ];

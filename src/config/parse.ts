@@ -1,10 +1,20 @@
-import { RunConfigSchema, type RunConfig } from './schema';
+import { RunConfigSchema, TreeSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
 
 /** Validates a plain object (already read from JSON/YAML or a workflow input). */
 export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
   const result = RunConfigSchema.safeParse(raw ?? {});
-  if (result.success) return result.data;
+  if (result.success) {
+    // No silent options: tree.* settings other than the defaults only mean something to tree rollouts.
+    if (result.data.rollout.kind !== 'tree' && JSON.stringify(result.data.tree) !== JSON.stringify(TreeSchema.parse({}))) {
+      throw new ConfigError(source, [{ path: 'tree', message: `the tree.* keys take effect with rollout.kind: tree (this config has rollout.kind: ${result.data.rollout.kind})` }]);
+    }
+    const initial = result.data.tree.initialRollouts;
+    if (Array.isArray(initial) && initial.length !== result.data.rl.promptsPerStep) {
+      throw new ConfigError(source, [{ path: 'tree.initialRollouts', message: `one number per prompt: ${initial.length} given, rl.promptsPerStep is ${result.data.rl.promptsPerStep}` }]);
+    }
+    return result.data;
+  }
   throw new ConfigError(
     source,
     result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),

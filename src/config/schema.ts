@@ -151,16 +151,37 @@ export const RlSchema = z
     path: ['lossScaleFactor'],
   });
 
+/** Offline tree-search rollouts (rollout.kind: tree; workflows/tree-rollout.ts, src/tree). */
+export const TreeSchema = z
+  .object({
+    /** Branches from each root in phase 1: a number, or one per prompt of the step. */
+    initialRollouts: z.union([int(1, 256), z.array(int(1, 256)).min(1)]).default(2),
+    /** Phase 3 rounds of select-and-branch. */
+    expansionIterations: int(0, 64).default(2),
+    /** Open (non-leaf) nodes selected per tree per round. */
+    expansionsPerIteration: int(1, 64).default(1),
+    /** Continuations each selected node branches into. */
+    beamSize: int(1, 64).default(2),
+    /** Leaves per root taken as outputs (the root's GRPO group); duplicates fill a root that has fewer. */
+    samplesPerRoot: int(1, 256).default(4),
+    /** How phase 3 picks branch points: uniformly, or preferring high branch-point entropy. */
+    nodeSampling: z.enum(['random', 'entropy']).default('entropy'),
+    /** Tool calls on a root-to-leaf path; a call past it ends the segment as a leaf. */
+    maxToolCallsPerNode: int(0, 64).default(2),
+  })
+  .strict();
+
 export const RolloutSchema = z
   .object({
-    // 'standard' and 'tree' are SPEC rollout kinds that are not built yet; say so instead of running plan-act.
+    // plan-act: Plan/Act episodes; tree: offline tree search on the actor's tool-using task (tree.*).
+    // 'standard' is a SPEC rollout kind that is not built yet; say so instead of running plan-act.
     kind: z
       .enum(['standard', 'plan-act', 'tree'])
       .default('plan-act')
       .superRefine((kind, ctx) => {
-        if (kind !== 'plan-act') ctx.addIssue({ code: 'custom', message: `not available yet: rollout.kind '${kind}'; only 'plan-act' runs today` });
+        if (kind === 'standard') ctx.addIssue({ code: 'custom', message: `not available yet: rollout.kind 'standard'; 'plan-act' and 'tree' run today` });
       })
-      .transform(() => 'plan-act' as const),
+      .transform((kind) => kind as 'plan-act' | 'tree'),
     /** shared: one policy plays both roles; dual: planner and actor are separate jobs. */
     mode: z.enum(['shared', 'dual']).default('shared'),
     maxTurns: int(1, 64).default(4),
@@ -277,7 +298,7 @@ export const RunConfigSchema = z
     rollout: RolloutSchema.prefault({}),
     init: InitSchema.prefault({}),
     compare: CompareSchema.prefault({}),
-    tree: notAvailableYet('tree rollouts'),
+    tree: TreeSchema.prefault({}),
     timeline: TimelineSchema.prefault({}),
     horizon: notAvailableYet('dynamic plan horizons'),
     eval: EvalSchema.prefault({}),

@@ -26,15 +26,27 @@ describe('run config', () => {
   });
 
   it.each([
-    [{ rollout: { kind: 'tree' } }, 'rollout.kind', /not available yet.*tree/],
     [{ rollout: { kind: 'standard' } }, 'rollout.kind', /not available yet.*standard/],
-    [{ tree: { beamSize: 2 } }, 'tree', /not available yet: tree rollouts/],
+    [{ tree: { beamSize: 3 } }, 'tree', /take effect with rollout\.kind: tree/],
     [{ horizon: {} }, 'horizon', /not available yet: dynamic plan horizons/],
     [{ inference: { engine: 'openai' } }, 'inference.engine', /not available yet.*openai/],
     [{ inference: { maxBatch: 8 } }, 'inference.maxBatch', /not available yet/],
     [{ inference: { openai: { model: 'x' } } }, 'inference.openai', /not available yet/],
   ])('rejects a key that is not implemented yet, naming it: %j', (raw, field, message) => {
     expect(problemsOf(() => parseRunConfig(raw))).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(message) })]);
+  });
+
+  it('takes rollout.kind tree with its tree.* keys', () => {
+    const cfg = parseRunConfig({ rollout: { kind: 'tree' }, rl: { promptsPerStep: 2 }, tree: { beamSize: 3, initialRollouts: [1, 2] } });
+    expect(cfg.rollout.kind).toBe('tree');
+    expect(cfg.tree).toEqual({ initialRollouts: [1, 2], expansionIterations: 2, expansionsPerIteration: 1, beamSize: 3, samplesPerRoot: 4, nodeSampling: 'entropy', maxToolCallsPerNode: 2 });
+    // A complete config (as a workflow records it) parses to itself.
+    expect(parseRunConfig(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
+    expect(parseRunConfig(JSON.parse(JSON.stringify(parseRunConfig({}))))).toEqual(parseRunConfig({}));
+    expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, tree: { nodeSampling: 'greedy' } }))[0]!.path).toBe('tree.nodeSampling');
+    expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, tree: { initialRollouts: [1, 2] } }))[0]).toEqual(
+      expect.objectContaining({ path: 'tree.initialRollouts', message: expect.stringMatching(/2 given, rl\.promptsPerStep is 8/) }),
+    );
   });
 
   it('takes the timeline keys with AgentJet\'s defaults and rejects bad ones by name', () => {

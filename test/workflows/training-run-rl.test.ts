@@ -175,3 +175,28 @@ describe('init.fromRun', () => {
     await expect(other.handle.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/init\.fromRun: model\.dModel is 16 here but 32/) } });
   });
 });
+
+describe('tree rollouts', () => {
+  it('with rollout.kind tree, each RL step runs a treeRollout child and trains on its outputs, the leaves of a root as its group', async () => {
+    const base = tinyRlConfig({ steps: 1, promptsPerStep: 2, groupSize: 3 });
+    const { workflowId, handle } = await ctx.startTrainingRun('rl-tree', {
+      ...base,
+      rollout: { kind: 'tree', maxTurns: 2 },
+      tree: { initialRollouts: 2, expansionIterations: 1, beamSize: 2, samplesPerRoot: 3 },
+    });
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.rlSteps).toBe(1);
+    const tree = await ctx.env.client.workflow.getHandle(`${workflowId}/tree-rollout-1`).result() as RolloutSummary;
+    expect(tree.rows).toHaveLength(2 * 3);
+    expect(new Set(tree.rows.map((r) => r.groupId))).toEqual(new Set(['r1-p0', 'r1-p1']));
+    expect(tree.tree!.leaves).toBeGreaterThanOrEqual(2 * 2);
+    // The step trained on the tree's outputs: one merged sample per output path.
+    expect(result.rl[0]!.rows).toBe(tree.samples.actor!.samples);
+    expect(result.rl[0]!.timelines).toMatchObject({ merged: 6 });
+  });
+
+  it('refuses dynamic sampling with tree rollouts, naming the field', async () => {
+    const { handle } = await ctx.startTrainingRun('rl-tree-dynamic', { ...tinyRlConfig(), rollout: { kind: 'tree' }, rl: { dynamicSampling: { enabled: true } } });
+    await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/rl\.dynamicSampling\.enabled/) } });
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Tree rollouts against independent sampling, side by side in one run, at an equal number of output
+ * leaves per prompt. A short SFT run (demonstrations that always call the calculator, so chains
+ * have tool-call branch points) gives the policy; then, for several rollout ids (the same prompts
+ * for both), treeRollout runs once as independent sampling (samplesPerRoot chains from each root,
+ * no expansion) and once as a tree (a few chains, then expansion rounds from branch points), and
+ * the table compares generated tokens, wall time, reward and duplicate outputs.
+ *
+ *   npm run build && npm run bench:tree [-- --sft-steps 200 --rollouts 4 --leaves 8]
+ *
+ * Not measured here: a prefix KV cache in the inference worker (not built yet: a branch's prompt is
+ * prefilled again), and RL reward at equal generated tokens (see the README).
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { parseRunConfig } from '../src/config/parse';
+import type { RunConfigInput } from '../src/config/schema';
+import { startLocalStack } from '../scripts/lib/local-stack';
+import type { RolloutSummary } from '../workflows/plan-act-types';
+import { TASK_QUEUES } from '../workflows/shared';
+import type { TrainingRunResult } from '../workflows/training-run-types';
+import type { TreeRolloutInput } from '../workflows/tree-types';
+import { arg } from './lib/args';
+
+interface Measured {
+  tokens: number;
+  seconds: number;
+  reward: number;
+  leaves: number;
+  duplicates: number;
+  nodes: number;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const sftSteps = Number(arg('sft-steps', '200'));
+  const rollouts = Number(arg('rollouts', '4'));
+  const leaves = Number(arg('leaves', '8'));
+  const base: RunConfigInput = {
+    experiment: 'bench-tree',
+    seed: 1,
+    task: { difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2, operators: ['+'] }, trainProblems: 2000, evalProblems: 8, demoToolUseRate: 1 },
+    model: { dModel: 128, nLayers: 2, nHeads: 4, dFf: 512, maxSeq: 384 },
+    sft: { steps: sftSteps, batchSize: 32, learningRate: 0.003, stepsPerActivity: 50 },
+    rl: { steps: 0, promptsPerStep: 8, groupSize: leaves, temperature: 1, maxNewTokens: 48 },
+    eval: { everySteps: 0 },
+  };
+  const stack = await startLocalStack({ label: 'bench-tree', queues: ['orchestration', 'inference', 'training', 'tools'] });
+  try {
+    const sft = await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: `bench-tree-sft-${Date.now()}`, args: [base] });
+    const trained = (await sft.result()) as TrainingRunResult;
+    const policy = { weights: trained.weights! };
+    // Independent: `leaves` chains per prompt. Tree: 2 chains, then rounds of one branch point × 2 until `leaves`.
+    const independent = parseRunConfig({ ...base, rollout: { kind: 'tree' }, tree: { initialRollouts: leaves, expansionIterations: 0, samplesPerRoot: leaves } });
+    const tree = parseRunConfig({
+      ...base,
+      rollout: { kind: 'tree' },
+      tree: { initialRollouts: 2, expansionIterations: Math.ceil((leaves - 2) / 2), expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: leaves, nodeSampling: 'entropy' },
+    });
+    const run = async (name: string, config: typeof tree, rolloutId: number): Promise<Measured> => {
+      const input: TreeRolloutInput = { runId: `bench-tree-${name}`, rolloutId, config, policy };
+      const t0 = Date.now();
+      const r = (await stack.client.workflow.execute('treeRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: `bench-tree-${name}-${rolloutId}-${Date.now()}`, args: [input] })) as RolloutSummary;
+      return { tokens: r.tree!.generatedTokens, seconds: (Date.now() - t0) / 1000, reward: r.meanReward, leaves: r.tree!.leaves, duplicates: r.tree!.duplicates, nodes: r.tree!.nodes };
+    };
+    const rows: Array<{ id: number; ind: Measured; tree: Measured }> = [];
+    for (let id = 1; id <= rollouts; id++) {
+      // Alternate which goes first, so a slower moment of the shared machine hits both sides.
+      const ind = id % 2 ? await run('independent', independent, id) : undefined;
+      const tr = await run('tree', tree, id);
+      rows.push({ id, ind: ind ?? (await run('independent', independent, id)), tree: tr });
+    }
+    const sum = (xs: Measured[], k: keyof Measured) => xs.reduce((a, m) => a + m[k], 0);
+    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per segment`);
+    console.log('');
+    console.log('| rollout | independent: generated tokens | tree: generated tokens | tree / independent | independent: s | tree: s | reward ind. / tree | tree leaves (dup. outputs) |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) {
+      console.log(`| ${r.id} | ${r.ind.tokens} | ${r.tree.tokens} | ${(r.tree.tokens / r.ind.tokens).toFixed(2)} | ${r.ind.seconds.toFixed(1)} | ${r.tree.seconds.toFixed(1)} | ${r.ind.reward.toFixed(2)} / ${r.tree.reward.toFixed(2)} | ${r.tree.leaves} (${r.tree.duplicates}) |`);
+    }
+    const ind = rows.map((r) => r.ind);
+    const tr = rows.map((r) => r.tree);
+    console.log(`| all | ${sum(ind, 'tokens')} | ${sum(tr, 'tokens')} | ${(sum(tr, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${sum(ind, 'seconds').toFixed(1)} | ${sum(tr, 'seconds').toFixed(1)} | ${(sum(ind, 'reward') / rows.length).toFixed(2)} / ${(sum(tr, 'reward') / rows.length).toFixed(2)} | ${sum(tr, 'leaves')} (${sum(tr, 'duplicates')}) |`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,106 @@
+/**
+ * treeRollout on the real dev server: the oracle stand-in for generate (one calculator call, then the
+ * answer) makes every chain two segments, so the tree's shape is known exactly; the real calculator
+ * runs on the tools queue and the real samples activity merges each output's path into one sample.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import { createOracleInferenceActivities } from '../../activities/oracle-inference';
+import { readSamples } from '../../activities/samples';
+import { parseRunConfig } from '../../src/config/parse';
+import type { RunConfigInput } from '../../src/config/schema';
+import { checkInvariants, type Forest, type TreeNode } from '../../src/tree';
+import type { RolloutSummary } from '../../workflows/plan-act-types';
+import { TASK_QUEUES, treeStateQuery } from '../../workflows/shared';
+import type { TreeRolloutInput } from '../../workflows/tree-types';
+import type { WeightsInfo } from '../../workflows/training-run-types';
+import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+
+const ORACLE_WEIGHTS: WeightsInfo = { version: 2, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
+const oracleQueue = uniqueId('oracle-tree');
+let ctx: TestEnv;
+
+beforeAll(async () => {
+  ctx = await testEnv('tree-rollout');
+  await ctx.addWorker({ taskQueue: oracleQueue, activities: createOracleInferenceActivities({ store: ctx.store }), maxConcurrentActivityTaskExecutions: 64 });
+});
+
+afterAll(async () => {
+  await ctx?.stop();
+});
+
+function treeConfig(tree: RunConfigInput['tree'] = {}): RunConfigInput {
+  return {
+    seed: 3,
+    task: { difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2 } },
+    rl: { promptsPerStep: 2, groupSize: 4, maxNewTokens: 32 },
+    rollout: { kind: 'tree' },
+    tree: { initialRollouts: 2, expansionIterations: 2, expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: 4, ...tree },
+    timeouts: { heartbeatSec: 10 },
+  };
+}
+
+async function runTree(config: RunConfigInput): Promise<{ handle: WorkflowHandle; result: RolloutSummary; forest: Forest }> {
+  const input: TreeRolloutInput = { runId: 'tree-test', rolloutId: 1, config: parseRunConfig(config), policy: { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue } };
+  const handle = await ctx.env.client.workflow.start('treeRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('tree'), args: [input] });
+  const result = (await handle.result()) as RolloutSummary;
+  const state = await handle.query(treeStateQuery);
+  expect(state.phase).toBe('done');
+  const nodes = state.nodes as TreeNode[];
+  const forest: Forest = { nodes: Object.fromEntries(nodes.map((n) => [n.id, n])), roots: nodes.filter((n) => n.parent === null).map((n) => n.id) };
+  return { handle, result, forest };
+}
+
+const phasesOf = async (handle: WorkflowHandle) =>
+  ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+    const fields = e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields;
+    if (!fields?.phase) return [];
+    const decode = (p: { data?: Uint8Array | null } | undefined) => JSON.parse(new TextDecoder().decode(p!.data!)) as unknown;
+    return [`${decode(fields.phase) as string}${decode(fields.iteration) ? ` ${decode(fields.iteration) as number}` : ''}`];
+  });
+
+describe('treeRollout', () => {
+  it('runs its four phases, keeps the tree invariants and writes samplesPerRoot merged paths per root', async () => {
+    const { handle, result, forest } = await runTree(treeConfig());
+    checkInvariants(forest);
+    expect(await phasesOf(handle)).toEqual(['build', 'initial-chains', 'expansion 1', 'expansion 2', 'outputs', 'done']);
+
+    const segments = Object.values(forest.nodes).filter((n) => n.depth > 0);
+    // Every chain is a tool call (open, its result appended) and then the answer (a leaf, reward 1).
+    for (const n of segments) {
+      expect(n.status).toBe(n.end === 'tool-call' ? 'open' : 'leaf');
+      if (n.status === 'open') expect(n.children.length).toBeGreaterThan(0);
+      if (n.status === 'leaf') expect([n.end, n.reward, n.toolCalls]).toEqual(['eos', 1, 1]);
+    }
+    for (const root of forest.roots.map((id) => forest.nodes[id]!)) {
+      // Two initial chains, then 2 rounds × 1 node × beamSize 2 branches: six leaves per tree.
+      const leaves = segments.filter((n) => n.root === root.root && n.status === 'leaf');
+      expect(leaves).toHaveLength(6);
+    }
+    expect(result.metrics.tools.calls).toBe(segments.filter((n) => n.end === 'tool-call').length);
+    expect(result.tree).toEqual({ nodes: segments.length, leaves: 12, generatedTokens: segments.reduce((s, n) => s + n.generatedTokens, 0), duplicates: 0 });
+
+    expect(result.rows).toHaveLength(8);
+    expect(result.rows.map((r) => r.groupId)).toEqual([...Array(4).fill('r1-p0'), ...Array(4).fill('r1-p1')]);
+    expect(result.meanReward).toBe(1);
+    // One sample per output: its path's two calls merged, the tool result between them masked.
+    const set = result.samples.actor!;
+    expect(set).toMatchObject({ samples: 8, timelines: { captured: 16, merged: 8 } });
+    for (const s of await readSamples(ctx.store, set.ref)) {
+      expect(s.lossMask.includes(0) && s.lossMask[0] === 1 && s.lossMask.at(-1) === 1).toBe(true);
+    }
+  });
+
+  it('ends a segment at the tool-call limit without running the tool, and branches only from open nodes', async () => {
+    const { result, forest } = await runTree(treeConfig({ maxToolCallsPerNode: 0, samplesPerRoot: 8 }));
+    checkInvariants(forest);
+    const segments = Object.values(forest.nodes).filter((n) => n.depth > 0);
+    expect(segments.every((n) => n.status === 'leaf' && n.end === 'tool-limit' && n.reward === 0 && n.toolCalls === 0)).toBe(true);
+    expect(result.metrics.tools.calls).toBe(0);
+    // Only the roots stay open, so every expansion branched from a root: 2 + 2 × 2 leaves, all at depth 1.
+    expect(segments.every((n) => n.depth === 1)).toBe(true);
+    expect(segments).toHaveLength(2 * 6);
+    // Eight outputs asked of six leaves: two duplicates per root, marked.
+    expect(result.tree!.duplicates).toBe(4);
+    expect(result.rows.filter((r) => r.failure === 'duplicate-leaf')).toHaveLength(4);
+  });
+});

@@ -1,0 +1,233 @@
+/**
+ * treeRollout: an offline tree-search rollout (SPEC capability 3) on the actor's tool-using task
+ * ("Evaluate: <expr>", calculator calls, a number). Its four phases are distinct steps in the
+ * history (each sets the `phase` memo) and the tree's skeleton is the `treeState` query:
+ *   1. build: a root per prompt with tree.initialRollouts pending branches;
+ *   2. initial chains: generate every pending node; a segment that ends in a tool call runs the
+ *      tool, appends its result (loss mask 0) and gets a pending continuation, until all are leaves;
+ *   3. expansion: tree.expansionIterations rounds of selecting open (non-leaf) nodes per tree,
+ *      random or by branch-point entropy, branching each into tree.beamSize continuations from
+ *      that point and generating them to leaves;
+ *   4. outputs: tree.samplesPerRoot leaves per root (duplicates marked when a root has fewer), whose
+ *      root-to-leaf paths are written as samples (timeline merging joins a path's segments into one
+ *      sample); the leaves of a root form its GRPO group.
+ * The tree lives in src/tree (pure); this file drives generate and calc activities over it.
+ * Finished nodes are in the history, so a crashed worker costs only the activity it was running.
+ */
+import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import type { GenerateResult } from '../activities/inference';
+import type { GenerationRef } from '../activities/samples';
+import { ActorAnswerError, extractToolCall, parseActorAnswer } from '../src/planact/actor-parser';
+import { errorMessage } from '../src/planact/error-message';
+import { closeTurn, formatToolError, formatToolResult, TOOL_CALL_CLOSE } from '../src/planact/protocol';
+import { arithActorPrompt } from '../src/tasks/arith/formats';
+import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
+import { arithReward } from '../src/tasks/arith/reward';
+import { fnv1a32, mulberry32 } from '../src/tasks/rng';
+import { addBranch, buildForest, completeSegment, forestSummary, pendingNodes, sampleOutputs, scoreLeaf, selectExpansionNodes, type Forest, type SegmentEnd } from '../src/tree';
+import { withNodes } from '../src/tree/build';
+import { emptyToolMetrics, mean, rolloutProblems, workflowNow } from './plan-act-common';
+import { meteredCalc } from './plan-act-episode';
+import { generateProxy, planActProxies } from './plan-act-proxies';
+import type { EpisodeRow, RolloutSummary } from './plan-act-types';
+import { treeStateQuery } from './shared';
+import type { TreePhase, TreeRolloutInput, TreeRolloutState } from './tree-types';
+
+/** What the workflow keeps per node beside the skeleton: the context after it, and its generation. */
+interface NodeText {
+  /** Prompt plus every segment and tool result on the path, through this node. */
+  context: string;
+  /** Where each message of `context` begins (timeline capture). */
+  starts: number[];
+  promptTokens: number;
+  generation?: GenerationRef;
+}
+
+export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSummary> {
+  const cfg = input.config;
+  const tree = cfg.tree;
+  const started = workflowNow();
+  const self = workflowInfo().workflowId;
+  const { tools, samples } = planActProxies(cfg.timeouts);
+  const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
+  const toolMetrics = emptyToolMetrics();
+  const rng = mulberry32(fnv1a32(`tree:${cfg.seed}:${input.rolloutId}`));
+
+  // One root per prompt: rolloutProblems repeats each prompt groupSize times; a tree needs it once.
+  const problems = rolloutProblems(cfg, input.rolloutId).filter((_, i) => i % cfg.rl.groupSize === 0);
+  const parsed: ArithProblem[] = problems.map((p) => problemFromExpression(p.expression));
+
+  const state: TreeRolloutState = { phase: 'build', iteration: 0, summary: [] };
+  let forest: Forest = buildForest(problems.length, tree.initialRollouts);
+  const texts = new Map<string, NodeText>();
+  const rewards = new Map<string, number>();
+  const answers = new Map<string, string | null>();
+  forest.roots.forEach((id, r) => {
+    const prompt = arithActorPrompt(problems[r]!.expression);
+    texts.set(id, { context: prompt, starts: [0], promptTokens: 0 });
+  });
+  setHandler(treeStateQuery, () => ({ ...state, summary: forestSummary(forest), nodes: Object.values(forest.nodes).map(skeleton) }));
+  const enter = (phase: TreePhase, iteration = 0): void => {
+    state.phase = phase;
+    state.iteration = iteration;
+    upsertMemo({ phase, iteration });
+  };
+  enter('build');
+
+  /** Generates one pending node: its segment, and its tool call if it made one. */
+  const grow = async (id: string): Promise<void> => {
+    const node = forest.nodes[id]!;
+    const parent = texts.get(node.parent!)!;
+    const output: GenerateResult = await generate({
+      weights: input.policy.weights,
+      role: 'actor',
+      prompt: parent.context,
+      params: {
+        maxNewTokens: cfg.rl.maxNewTokens,
+        temperature: cfg.rl.temperature,
+        topP: cfg.rl.topP,
+        stop: [TOOL_CALL_CLOSE],
+        seed: fnv1a32(`${cfg.seed}:${input.rolloutId}:${id}`),
+      },
+      messageStarts: parent.starts,
+    });
+    const generation: GenerationRef = { role: 'actor', turn: 1, actId: id, step: node.depth, tokens: output.tokens, weightVersion: output.weightVersion };
+    // The parent's tool result, in tokens: what this prompt holds beyond the parent's own prompt and output.
+    const parentNode = forest.nodes[node.parent!]!;
+    if (parentNode.depth > 0 && parentNode.envTokens === 0) {
+      forest = withNodes(forest, [{ ...parentNode, envTokens: Math.max(0, output.promptTokens - parent.promptTokens - parentNode.generatedTokens) }]);
+    }
+    const call = output.finishReason === 'length' ? null : extractToolCall(output.text, output.finishReason);
+    let end: SegmentEnd;
+    let context = parent.context;
+    const starts = [...parent.starts, parent.context.length];
+    if (output.finishReason === 'length') {
+      end = 'length';
+      context += output.text;
+    } else if (call !== null) {
+      context += call.text;
+      if (parentNode.toolCalls >= tree.maxToolCallsPerNode) {
+        end = 'tool-limit';
+      } else {
+        end = 'tool-call';
+        starts.push(context.length);
+        try {
+          context += formatToolResult(await meteredCalc(tools, call.expression, toolMetrics));
+        } catch (err) {
+          context += formatToolError(errorMessage(err));
+        }
+      }
+    } else if (output.finishReason === 'eos') {
+      end = 'eos';
+      context += closeTurn(output.text);
+    } else {
+      end = 'bad-tool-call';
+      context += output.text;
+    }
+    texts.set(id, { context, starts, promptTokens: output.promptTokens, generation });
+    forest = completeSegment(forest, id, { generatedTokens: output.responseTokens, envTokens: 0, entropy: output.meanEntropy, end });
+    if (end === 'tool-call') {
+      forest = addBranch(forest, id).forest;
+      return;
+    }
+    const answer = end === 'eos' ? actorAnswer(context, texts.get(forest.roots[node.root]!)!.context) : null;
+    const reward = answer === null ? 0 : arithReward(parsed[node.root]!, answer);
+    answers.set(id, answer);
+    rewards.set(id, reward);
+    forest = scoreLeaf(forest, id, reward);
+  };
+  /** Generates until no node is pending: each round grows every pending node at once. */
+  const growAll = async (): Promise<void> => {
+    for (let pending = pendingNodes(forest); pending.length > 0; pending = pendingNodes(forest)) {
+      await Promise.all(pending.map((id) => grow(id)));
+    }
+  };
+
+  enter('initial-chains');
+  await growAll();
+
+  for (let iteration = 1; iteration <= tree.expansionIterations; iteration++) {
+    enter('expansion', iteration);
+    for (let r = 0; r < forest.roots.length; r++) {
+      for (const id of selectExpansionNodes(forest, r, tree.expansionsPerIteration, tree.nodeSampling, rng)) {
+        for (let b = 0; b < tree.beamSize; b++) forest = addBranch(forest, id).forest;
+      }
+    }
+    await growAll();
+  }
+
+  enter('outputs');
+  const outputs = forest.roots.flatMap((_, r) =>
+    sampleOutputs(forest, r, tree.samplesPerRoot, rng).map((o, k) => ({ ...o, root: r, k })),
+  );
+  const groupId = (r: number) => `r${input.rolloutId}-p${r}`;
+  const pathGenerations = (leaf: string): GenerationRef[] => {
+    const out: GenerationRef[] = [];
+    for (let id: string | null = leaf; id !== null; id = forest.nodes[id]!.parent) {
+      const g = texts.get(id)!.generation;
+      if (g) out.unshift(g);
+    }
+    return out;
+  };
+  const sets = await samples.writeEpisodeSamples({
+    episodes: outputs.map((o) => ({
+      episodeId: `${self}/${o.id}#${o.k}`,
+      groupId: groupId(o.root),
+      reward: rewards.get(o.id) ?? 0,
+      generations: pathGenerations(o.id),
+    })),
+    timeline: cfg.timeline,
+  });
+
+  const rows: EpisodeRow[] = outputs.map((o) => ({
+    episodeId: `${self}/${o.id}#${o.k}`,
+    groupId: groupId(o.root),
+    expression: problems[o.root]!.expression,
+    reward: rewards.get(o.id) ?? 0,
+    answer: answers.get(o.id) ?? null,
+    ...(o.duplicate ? { failure: 'duplicate-leaf' } : {}),
+  }));
+  const failures: Record<string, number> = {};
+  for (const node of Object.values(forest.nodes)) if (node.end && node.end !== 'tool-call' && node.end !== 'eos') failures[node.end] = (failures[node.end] ?? 0) + 1;
+  enter('done');
+  const nodes = Object.values(forest.nodes).filter((n) => n.depth > 0);
+  return {
+    rolloutId: input.rolloutId,
+    mode: 'single',
+    episodes: outputs.length,
+    answered: outputs.filter((o) => answers.get(o.id) !== null).length,
+    meanReward: mean(rows.map((r) => r.reward)),
+    failures,
+    metrics: {
+      acts: 0,
+      generations: nodes.length,
+      maxConcurrentActs: 0,
+      tools: toolMetrics,
+      meanEpisodeMs: 0,
+      durationMs: workflowNow() - started,
+    },
+    rows,
+    samples: sets,
+    tree: {
+      nodes: nodes.length,
+      leaves: nodes.filter((n) => n.status === 'leaf').length,
+      generatedTokens: nodes.reduce((n, x) => n + x.generatedTokens, 0),
+      duplicates: outputs.filter((o) => o.duplicate).length,
+    },
+  };
+}
+
+/** The act's answer from its transcript after the prompt; null when it gave none. */
+function actorAnswer(context: string, prompt: string): string | null {
+  try {
+    return parseActorAnswer(context.slice(prompt.length));
+  } catch (err) {
+    if (err instanceof ActorAnswerError) return null;
+    throw err;
+  }
+}
+
+function skeleton(n: Forest['nodes'][string]) {
+  const { segment: _segment, ...rest } = n;
+  return rest;
+}
