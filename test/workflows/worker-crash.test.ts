@@ -4,68 +4,16 @@
  * The killed workers are separate processes running the production worker code; each is killed at
  * a point it is known to have reached (it freezes there, see test/fixtures/freezing-worker.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
-import { REPO_ROOT } from '../../src/paths';
 import { names } from '../../activities/names';
 import type { TrainingRunResult } from '../../workflows/training-run-types';
-import { testAddress, testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
+import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
+import { workerProcesses } from '../helpers/worker-processes';
 
 let ctx: TestEnv;
-const children = new Set<ChildProcess>();
-
-type Entry = 'trainer' | 'inference';
-const QUEUE_OF: Record<Entry, string> = { trainer: 'training', inference: 'inference' };
-
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
-}
-
-function workerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { ...process.env, TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: ctx.namespace, DURABLE_RL_STORE: ctx.store.root, ...extra };
-}
-
-/** The production worker entry (dist/workers/<entry>.js) as its own OS process. */
-function spawnWorker(entry: Entry): ChildProcess {
-  return track(spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'workers', `${entry}.js`)], { env: workerEnv(), stdio: ['ignore', 'inherit', 'inherit'] }));
-}
-
-/**
- * The same worker, built to freeze inside `freezeAt` (test/fixtures/freezing-worker.ts). Resolves
- * with the line it printed once it is frozen there: the activity is then certainly half done.
- */
-function spawnFreezingWorker(entry: Entry, freezeAt: string): { child: ChildProcess; frozen: Promise<string> } {
-  const script = path.join(REPO_ROOT, 'dist', 'test', 'fixtures', 'freezing-worker.js');
-  const child = track(spawn(process.execPath, [script, QUEUE_OF[entry]], { env: workerEnv({ DURABLE_RL_FREEZE_AT: freezeAt }), stdio: ['ignore', 'pipe', 'inherit'] }));
-  const frozen = new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('FROZEN '));
-      if (line) resolve(line);
-    });
-    child.once('exit', (code) => reject(new Error(`${entry} worker exited (${code}) before freezing at ${freezeAt}`)));
-  });
-  return { child, frozen };
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-/** Kills the worker once it has frozen mid-activity and starts a healthy one in its place. */
-async function killWhenFrozen(entry: Entry, worker: { child: ChildProcess; frozen: Promise<string> }): Promise<string> {
-  const line = await worker.frozen;
-  await killHard(worker.child);
-  spawnWorker(entry);
-  return line;
-}
+let workers: ReturnType<typeof workerProcesses>;
 
 /** Every blob that is a checkpoint, by its magic header. */
 async function checkpointBlobSteps(): Promise<number[]> {
@@ -83,18 +31,19 @@ async function checkpointBlobSteps(): Promise<number[]> {
 beforeAll(async () => {
   // Orchestration and tools stay in this process; the workers we kill are real OS processes.
   ctx = await testEnv('crash', ['orchestration', 'tools']);
+  workers = workerProcesses(ctx);
 });
 
 afterAll(async () => {
-  for (const child of children) await killHard(child);
+  await workers?.killAll();
   await ctx?.stop();
 });
 
 it('survives SIGKILL of the training and inference workers without losing or duplicating checkpoints', async () => {
   // Each worker freezes inside an activity: the trainer in the middle of the 8-to-16 SFT chunk, the
   // inference worker once an evaluation has finished its first episodes; each is then SIGKILLed.
-  const trainer = spawnFreezingWorker('trainer', 'trainSft:step:12');
-  const inference = spawnFreezingWorker('inference', 'evaluatePolicy:episodesDone:1');
+  const trainer = workers.spawnFreezingWorker('trainer', 'trainSft:step:12');
+  const inference = workers.spawnFreezingWorker('inference', 'evaluatePolicy:episodesDone:1');
   const { workflowId, handle } = await ctx.startTrainingRun(
     'crash',
     tinyRunConfig({
@@ -106,7 +55,7 @@ it('survives SIGKILL of the training and inference workers without losing or dup
       timeouts: { heartbeatSec: 3 },
     }),
   );
-  const frozen = await Promise.all([killWhenFrozen('trainer', trainer), killWhenFrozen('inference', inference)]);
+  const frozen = await Promise.all([workers.killWhenFrozen('trainer', trainer), workers.killWhenFrozen('inference', inference)]);
   expect(frozen[0]).toMatch(/^FROZEN trainSft \{"step":12,/);
   expect(frozen[1]).toMatch(/^FROZEN evaluatePolicy \{"episodesDone":\d+\}/);
 
