@@ -12,6 +12,12 @@ import type { WeightsInfo } from '../workflows/training-run-types';
 
 const KEEP_VERSIONS = 2;
 
+/**
+ * KV the prefix cache of each engine may hold: tree branches and chains re-send their parent's
+ * context, so its positions are reused instead of prefilled (src/engine/prefix-cache.ts).
+ */
+const PREFIX_CACHE_BYTES = 64 << 20;
+
 export class EngineCache {
   private readonly engines = new Map<string, Promise<BatchingEngine>>();
 
@@ -43,7 +49,7 @@ export class EngineCache {
     const configJson = readOnnxMetadata(bytes)[ONNX_META.config];
     if (!configJson) throw new Error(`ONNX weights v${weights.version} carry no ${ONNX_META.config} metadata`);
     const config = JSON.parse(configJson) as GptConfig;
-    const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: loadTokenizer(), weightVersion: weights.version });
+    const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: loadTokenizer(), weightVersion: weights.version, prefixCacheBytes: PREFIX_CACHE_BYTES });
     return new BatchingEngine(engine, this.maxBatch);
   }
 }

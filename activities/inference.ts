@@ -34,6 +34,8 @@ export interface GenerateResult {
   responseTokens: number;
   /** Mean normalized entropy of the generated tokens (0 = certain, 1 = uniform). */
   meanEntropy: number;
+  /** Prompt tokens the engine's prefix cache served (not prefilled again); absent from older results. */
+  cachedPromptTokens?: number;
   weightVersion: number;
   /** Prompt/response token ids, logprobs and entropy, by reference. */
   tokens: BlobRef;
@@ -94,6 +96,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
         promptTokens: c.promptTokenIds.length,
         responseTokens: c.tokenIds.length,
         meanEntropy: c.entropy.length ? round(c.entropy.reduce((a, b) => a + b, 0) / c.entropy.length) : 0,
+        cachedPromptTokens: c.cachedPromptTokens ?? 0,
         weightVersion: input.weights.version,
         tokens,
       };

@@ -8,8 +8,8 @@
  *
  *   npm run build && npm run bench:tree [-- --sft-steps 200 --rollouts 4 --leaves 8]
  *
- * Not measured here: a prefix KV cache in the inference worker (not built yet: a branch's prompt is
- * prefilled again), and RL reward at equal generated tokens (see the README).
+ * Also the inference worker's prefix-cache hit rate (prompt tokens whose KV was reused). RL reward at
+ * equal generated tokens is scripts/tree-vs-independent.sh (see the README).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
@@ -23,6 +23,8 @@ import { arg } from './lib/args';
 
 interface Measured {
   tokens: number;
+  promptTokens: number;
+  cachedPromptTokens: number;
   seconds: number;
   reward: number;
   leaves: number;
@@ -56,30 +58,37 @@ async function main(): Promise<void> {
       rollout: { kind: 'tree' },
       tree: { initialRollouts: 2, expansionIterations: Math.ceil((leaves - 2) / 2), expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: leaves, nodeSampling: 'entropy' },
     });
+    const treeRandom = parseRunConfig({ ...base, rollout: { kind: 'tree' }, tree: { ...tree.tree, nodeSampling: 'random' } });
     const run = async (name: string, config: typeof tree, rolloutId: number): Promise<Measured> => {
       const input: TreeRolloutInput = { runId: `bench-tree-${name}`, rolloutId, config, policy };
       const t0 = Date.now();
       const r = (await stack.client.workflow.execute('treeRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: `bench-tree-${name}-${rolloutId}-${Date.now()}`, args: [input] })) as RolloutSummary;
-      return { tokens: r.tree!.generatedTokens, seconds: (Date.now() - t0) / 1000, reward: r.meanReward, leaves: r.tree!.leaves, duplicates: r.tree!.duplicates, nodes: r.tree!.nodes };
+      return { tokens: r.tree!.generatedTokens, promptTokens: r.tree!.promptTokens ?? 0, cachedPromptTokens: r.tree!.cachedPromptTokens ?? 0, seconds: (Date.now() - t0) / 1000, reward: r.meanReward, leaves: r.tree!.leaves, duplicates: r.tree!.duplicates, nodes: r.tree!.nodes };
     };
-    const rows: Array<{ id: number; ind: Measured; tree: Measured }> = [];
+    const rows: Array<{ id: number; ind: Measured; tree: Measured; random: Measured }> = [];
     for (let id = 1; id <= rollouts; id++) {
       // Alternate which goes first, so a slower moment of the shared machine hits both sides.
       const ind = id % 2 ? await run('independent', independent, id) : undefined;
       const tr = await run('tree', tree, id);
-      rows.push({ id, ind: ind ?? (await run('independent', independent, id)), tree: tr });
+      const random = await run('tree-random', treeRandom, id);
+      rows.push({ id, ind: ind ?? (await run('independent', independent, id)), tree: tr, random });
     }
     const sum = (xs: Measured[], k: keyof Measured) => xs.reduce((a, m) => a + m[k], 0);
-    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per segment`);
+    const hit = (xs: Measured[]) => `${((100 * sum(xs, 'cachedPromptTokens')) / Math.max(1, sum(xs, 'promptTokens'))).toFixed(0)}%`;
+    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per segment; tree: 2 chains, then ${tree.tree.expansionIterations} rounds branching 1 point into 2`);
     console.log('');
-    console.log('| rollout | independent: generated tokens | tree: generated tokens | tree / independent | independent: s | tree: s | reward ind. / tree | tree leaves (dup. outputs) |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| rollout | generated tokens: independent / tree (entropy) / tree (random) | tree / independent | random / independent | seconds: ind. / tree / random | reward: ind. / tree / random |');
+    console.log('|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) {
-      console.log(`| ${r.id} | ${r.ind.tokens} | ${r.tree.tokens} | ${(r.tree.tokens / r.ind.tokens).toFixed(2)} | ${r.ind.seconds.toFixed(1)} | ${r.tree.seconds.toFixed(1)} | ${r.ind.reward.toFixed(2)} / ${r.tree.reward.toFixed(2)} | ${r.tree.leaves} (${r.tree.duplicates}) |`);
+      console.log(`| ${r.id} | ${r.ind.tokens} / ${r.tree.tokens} / ${r.random.tokens} | ${(r.tree.tokens / r.ind.tokens).toFixed(2)} | ${(r.random.tokens / r.ind.tokens).toFixed(2)} | ${r.ind.seconds.toFixed(1)} / ${r.tree.seconds.toFixed(1)} / ${r.random.seconds.toFixed(1)} | ${r.ind.reward.toFixed(2)} / ${r.tree.reward.toFixed(2)} / ${r.random.reward.toFixed(2)} |`);
     }
     const ind = rows.map((r) => r.ind);
     const tr = rows.map((r) => r.tree);
-    console.log(`| all | ${sum(ind, 'tokens')} | ${sum(tr, 'tokens')} | ${(sum(tr, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${sum(ind, 'seconds').toFixed(1)} | ${sum(tr, 'seconds').toFixed(1)} | ${(sum(ind, 'reward') / rows.length).toFixed(2)} / ${(sum(tr, 'reward') / rows.length).toFixed(2)} | ${sum(tr, 'leaves')} (${sum(tr, 'duplicates')}) |`);
+    const rnd = rows.map((r) => r.random);
+    console.log(`| all | ${sum(ind, 'tokens')} / ${sum(tr, 'tokens')} / ${sum(rnd, 'tokens')} | ${(sum(tr, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${(sum(rnd, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${sum(ind, 'seconds').toFixed(1)} / ${sum(tr, 'seconds').toFixed(1)} / ${sum(rnd, 'seconds').toFixed(1)} | ${(sum(ind, 'reward') / rows.length).toFixed(2)} / ${(sum(tr, 'reward') / rows.length).toFixed(2)} / ${(sum(rnd, 'reward') / rows.length).toFixed(2)} |`);
+    console.log('');
+    console.log(`prefix-cache hit rate (prompt tokens served from cache): independent ${hit(ind)}, tree (entropy) ${hit(tr)}, tree (random) ${hit(rnd)}`);
+    console.log(`duplicate outputs: tree (entropy) ${sum(tr, 'duplicates')}, tree (random) ${sum(rnd, 'duplicates')}; leaves: ${sum(tr, 'leaves')} / ${sum(rnd, 'leaves')}`);
   } finally {
     await stack.stop();
   }

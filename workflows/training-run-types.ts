@@ -1,5 +1,6 @@
 /** Plain data that trainingRun shows through its progress query and returns as its result. */
 import type { TimelineCounts } from './plan-act-types';
+import type { TreeRolloutCounts } from './tree-types';
 import type { BlobRef } from '../src/domain/types';
 import type { EvalReport } from '../activities/evaluation-types';
 import type { Accuracy } from '../src/eval/episode-accuracy';
@@ -46,6 +47,8 @@ export interface RlPoint {
   update?: Record<string, number>;
   /** Timeline merging of the step's samples: calls captured, samples trained, tokens before and after. */
   timelines?: TimelineCounts;
+  /** Tree rollouts: the step's tree (nodes, leaves, generated tokens, duplicate outputs). */
+  tree?: TreeRolloutCounts;
   /** Wall time of the step's phases, seconds (workflow time around each activity or child). */
   seconds: { publish: number; rollout: number; train: number };
 }

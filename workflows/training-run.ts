@@ -303,6 +303,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       },
       seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
       ...timelineCounts(samples),
+      ...(rollouts[0]?.tree ? { tree: rollouts[0].tree } : {}),
     };
     rlPoints.push(point);
     state.rlDone = rlStep;
@@ -322,6 +323,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         responseLength: update.meanResponseLength,
         tokensTrained: update.tokens,
         ...(point.timelines ? { timelines: point.timelines } : {}),
+        ...(point.tree ? { tree: point.tree } : {}),
         seconds: point.seconds,
       },
     ]);

@@ -61,6 +61,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   let forest: Forest = buildForest(problems.length, tree.initialRollouts);
   const texts = new Map<string, NodeText>();
   const rewards = new Map<string, number>();
+  const prefill = { promptTokens: 0, cachedPromptTokens: 0 };
   const answers = new Map<string, string | null>();
   forest.roots.forEach((id, r) => {
     const prompt = arithActorPrompt(problems[r]!.expression);
@@ -91,6 +92,8 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       },
       messageStarts: parent.starts,
     });
+    prefill.promptTokens += output.promptTokens;
+    prefill.cachedPromptTokens += output.cachedPromptTokens ?? 0;
     const generation: GenerationRef = { role: 'actor', turn: 1, actId: id, step: node.depth, tokens: output.tokens, weightVersion: output.weightVersion };
     // The parent's tool result, in tokens: what this prompt holds beyond the parent's own prompt and output.
     const parentNode = forest.nodes[node.parent!]!;
@@ -213,6 +216,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       leaves: nodes.filter((n) => n.status === 'leaf').length,
       generatedTokens: nodes.reduce((n, x) => n + x.generatedTokens, 0),
       duplicates: outputs.filter((o) => o.duplicate).length,
+      ...prefill,
     },
   };
 }

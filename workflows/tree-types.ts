@@ -30,4 +30,7 @@ export interface TreeRolloutCounts {
   generatedTokens: number;
   /** Outputs that repeat a leaf because its root had fewer leaves than tree.samplesPerRoot. */
   duplicates: number;
+  /** Prompt tokens of all generate calls, and those the inference worker's prefix cache served. */
+  promptTokens?: number;
+  cachedPromptTokens?: number;
 }

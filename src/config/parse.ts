@@ -9,6 +9,9 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     if (result.data.rollout.kind !== 'tree' && JSON.stringify(result.data.tree) !== JSON.stringify(TreeSchema.parse({}))) {
       throw new ConfigError(source, [{ path: 'tree', message: `the tree.* keys take effect with rollout.kind: tree (this config has rollout.kind: ${result.data.rollout.kind})` }]);
     }
+    if (result.data.rollout.kind === 'tree' && result.data.rl.groupSize !== result.data.tree.samplesPerRoot) {
+      throw new ConfigError(source, [{ path: 'rl.groupSize', message: `a tree rollout's GRPO group is its root's tree.samplesPerRoot outputs: set rl.groupSize to ${result.data.tree.samplesPerRoot} (it is ${result.data.rl.groupSize})` }]);
+    }
     const initial = result.data.tree.initialRollouts;
     if (Array.isArray(initial) && initial.length !== result.data.rl.promptsPerStep) {
       throw new ConfigError(source, [{ path: 'tree.initialRollouts', message: `one number per prompt: ${initial.length} given, rl.promptsPerStep is ${result.data.rl.promptsPerStep}` }]);

@@ -66,4 +66,6 @@ export interface Completion {
   /** Per generated token: entropy of the next-token distribution / ln(vocabSize), in [0, 1]. */
   entropy: number[];
   finishReason: FinishReason;
+  /** Prompt tokens whose KV the engine reused from its prefix cache (not prefilled again). */
+  cachedPromptTokens?: number;
 }

@@ -8,6 +8,8 @@ export class GenerationRow {
   readonly logprobs: number[] = [];
   readonly entropy: number[] = [];
   finish: FinishReason | undefined;
+  /** Prompt positions whose keys and values came from the prefix cache instead of prefill. */
+  cachedPromptTokens = 0;
 
   constructor(
     readonly promptIds: number[],
@@ -72,6 +74,7 @@ export class GenerationRow {
       logprobs: this.logprobs.slice(),
       entropy: this.entropy.slice(),
       finishReason: this.finish ?? 'length',
+      cachedPromptTokens: this.cachedPromptTokens,
     };
   }
 }

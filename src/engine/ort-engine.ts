@@ -5,6 +5,7 @@ import type { TextTokenizer } from '../model/tokenizer-types';
 import { DecoderSession } from './decoder-session';
 import { GenerationRow } from './generation-row';
 import { KvPingPong } from './kv-cache';
+import { PrefixKvCache, type PrefixCacheStats } from './prefix-cache';
 import { SamplerScratch } from './sampling';
 import type { PolicyEngine } from './types';
 
@@ -21,6 +22,12 @@ export interface OrtEngineInit {
    * machines with idle cores.
    */
   threads?: number;
+  /**
+   * Bytes of KV the prefix cache may hold (least recently used evicted first); 0 (default) turns it
+   * off. With it, a prompt that starts with a sequence this engine already ran reuses those
+   * positions' keys and values instead of prefilling them (tree branches, shared prompts).
+   */
+  prefixCacheBytes?: number;
 }
 
 export interface GenerateOptions {
@@ -42,6 +49,7 @@ export class OrtEngine implements PolicyEngine {
     readonly config: GptConfig,
     readonly tokenizer: TextTokenizer,
     readonly weightVersion: number,
+    private readonly prefixCache: PrefixKvCache | undefined,
   ) {}
 
   static async create(init: OrtEngineInit): Promise<OrtEngine> {
@@ -49,7 +57,13 @@ export class OrtEngine implements PolicyEngine {
       throw new RangeError(`tokenizer has ${init.tokenizer.vocabSize} ids, model only ${init.config.vocabSize}`);
     }
     const session = await DecoderSession.create(init.onnx, init.config, init.threads ?? 1);
-    return new OrtEngine(session, { ...init.config }, init.tokenizer, init.weightVersion);
+    const prefixCache = init.prefixCacheBytes ? new PrefixKvCache(init.config.nHeads, headDim(init.config), init.prefixCacheBytes) : undefined;
+    return new OrtEngine(session, { ...init.config }, init.tokenizer, init.weightVersion, prefixCache);
+  }
+
+  /** Hits, reused tokens, size and evictions of the prefix cache (undefined when it is off). */
+  prefixCacheStats(): PrefixCacheStats | undefined {
+    return this.prefixCache?.stats();
   }
 
   async release(): Promise<void> {
@@ -74,32 +88,59 @@ export class OrtEngine implements PolicyEngine {
     return rows.map((r) => r.toCompletion(this.tokenizer));
   }
 
-  /** Prefill once, then feed one token per row per step against the growing KV cache. */
+  /**
+   * Prefill once, then feed one token per row per step against the growing KV cache. With the prefix
+   * cache, each row's longest cached prefix (all but its last prompt token at most) is copied into
+   * the past instead of prefilled. Column layout of row b after prefill (C = longest reuse, R = most
+   * prompt tokens left to prefill): [C - c_b masked][c_b cached][R - r_b masked][r_b prefilled], so
+   * every row's last prompt token sits in the final column; masked columns are holes the attention
+   * mask keeps closed for the rest of the generation.
+   */
   private async decodeCached(rows: GenerationRow[], params: SamplingParams, options: GenerateOptions): Promise<void> {
     const cfg = this.config;
     const V = cfg.vocabSize;
     const scratch = new SamplerScratch(V);
-    const P = Math.max(...rows.map((r) => r.promptIds.length));
+    const matches = rows.map((r) => this.prefixCache?.lookup(r.promptIds, r.promptIds.length - 1));
+    rows.forEach((r, b) => (r.cachedPromptTokens = matches[b]?.length ?? 0));
+    const C = Math.max(...rows.map((r) => r.cachedPromptTokens));
+    const R = Math.max(...rows.map((r) => r.promptIds.length - r.cachedPromptTokens));
     const steps = Math.min(params.maxNewTokens, cfg.maxSeq);
-    const kv = new KvPingPong(2 * cfg.nLayers, cfg.nHeads, headDim(cfg), rows.length, P + steps);
+    const kv = new KvPingPong(2 * cfg.nLayers, cfg.nHeads, headDim(cfg), rows.length, C + R + steps);
     let batch = rows;
     let n = batch.length;
-    // Left padding puts every row's last real token in the final column; pads[b] leading columns are masked.
-    let pads = batch.map((r) => P - r.promptIds.length);
-    const maskBuf = new BigInt64Array(n * (P + steps));
-    const ids = new BigInt64Array(n * P).fill(BigInt(this.tokenizer.padId));
-    const pos = new BigInt64Array(n * P);
-    batch.forEach((r, b) => {
-      const pad = pads[b] as number;
-      r.promptIds.forEach((t, j) => {
-        ids[b * P + pad + j] = BigInt(t);
-        pos[b * P + pad + j] = BigInt(j);
-      });
+    let holes: Hole[][] = batch.map((r) => {
+      const c = r.cachedPromptTokens;
+      const left = r.promptIds.length - c;
+      return [[0, C - c], [C, C + R - left]];
     });
-    let T = P;
-    let logits = await this.session.step(ids, pos, fillMask(maskBuf, pads, T), n, P, T, kv);
-    let rowStride = P * V;
-    let lastOffset = (P - 1) * V;
+    // The cache columns of each row's fed positions, in order (what the prefix cache stores).
+    let columns: number[][] = batch.map((r) => {
+      const c = r.cachedPromptTokens;
+      const left = r.promptIds.length - c;
+      return [...range(C - c, C), ...range(C + R - left, C + R)];
+    });
+    if (C > 0) {
+      const past = kv.past(n, C);
+      batch.forEach((_, b) => {
+        const m = matches[b];
+        if (m && m.length > 0) this.prefixCache!.copyInto(m, past, b, C, C - m.length);
+      });
+    }
+    const maskBuf = new BigInt64Array(n * (C + R + steps));
+    const ids = new BigInt64Array(n * R).fill(BigInt(this.tokenizer.padId));
+    const pos = new BigInt64Array(n * R);
+    batch.forEach((r, b) => {
+      const c = r.cachedPromptTokens;
+      const left = r.promptIds.length - c;
+      for (let j = 0; j < left; j++) {
+        ids[b * R + (R - left) + j] = BigInt(r.promptIds[c + j]!);
+        pos[b * R + (R - left) + j] = BigInt(c + j);
+      }
+    });
+    let T = C + R;
+    let logits = await this.session.step(ids, pos, fillMask(maskBuf, holes, T), n, R, T, kv);
+    let rowStride = R * V;
+    let lastOffset = (R - 1) * V;
     const nextIds = new BigInt64Array(n);
     const nextPos = new BigInt64Array(n);
 
@@ -108,21 +149,25 @@ export class OrtEngine implements PolicyEngine {
       batch.forEach((r, b) => {
         r.accept(logits, b * rowStride + lastOffset, params, this.tokenizer, cfg.maxSeq, scratch);
         if (r.finish === undefined) keep.push(b);
+        // A finished row leaves its sequence's KV (every position fed so far) to later requests.
+        else this.prefixCache?.store([...r.promptIds, ...r.tokenIds.slice(0, -1)], kv.past(n, T), b, T, columns[b]!);
       });
       options.onStep?.(step, keep.length);
       if (keep.length === 0) return;
       if (keep.length < n) {
         kv.keepRows(keep, T);
         batch = keep.map((b) => batch[b] as GenerationRow);
-        pads = keep.map((b) => pads[b] as number);
+        holes = keep.map((b) => holes[b]!);
+        columns = keep.map((b) => columns[b]!);
         n = keep.length;
       }
       batch.forEach((r, b) => {
         nextIds[b] = BigInt(r.lastToken);
         nextPos[b] = BigInt(r.length - 1);
+        columns[b]!.push(T);
       });
       T += 1;
-      logits = await this.session.step(nextIds.subarray(0, n), nextPos.subarray(0, n), fillMask(maskBuf, pads, T), n, 1, T, kv);
+      logits = await this.session.step(nextIds.subarray(0, n), nextPos.subarray(0, n), fillMask(maskBuf, holes, T), n, 1, T, kv);
       rowStride = V;
       lastOffset = 0;
     }
@@ -156,12 +201,19 @@ export class OrtEngine implements PolicyEngine {
   }
 }
 
-/** [n, T] attention mask in a reusable buffer: row b has pads[b] masked leading columns. */
-function fillMask(buf: BigInt64Array, pads: readonly number[], T: number): BigInt64Array {
-  const view = buf.subarray(0, pads.length * T);
-  pads.forEach((pad, b) => {
-    view.fill(0n, b * T, b * T + pad);
-    view.fill(1n, b * T + pad, (b + 1) * T);
+/** A half-open range of cache columns [from, to) that a row never attends to. */
+type Hole = [number, number];
+
+/** [n, T] attention mask in a reusable buffer: 1 everywhere but each row's holes. */
+function fillMask(buf: BigInt64Array, holes: readonly Hole[][], T: number): BigInt64Array {
+  const view = buf.subarray(0, holes.length * T);
+  holes.forEach((rowHoles, b) => {
+    view.fill(1n, b * T, (b + 1) * T);
+    for (const [from, to] of rowHoles) if (to > from) view.fill(0n, b * T + from, b * T + to);
   });
   return view;
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 }

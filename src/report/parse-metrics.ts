@@ -64,6 +64,16 @@ const RlStepSchema = z.strictObject({
       snaps: z.partialRecord(z.enum(['text', 'tokens', 'tools', 'author', 'length']), nonNegativeMetric).optional(),
     })
     .optional(),
+  tree: z
+    .strictObject({
+      nodes: nonNegativeMetric,
+      leaves: nonNegativeMetric,
+      generatedTokens: nonNegativeMetric,
+      duplicates: nonNegativeMetric,
+      promptTokens: nonNegativeMetric.optional(),
+      cachedPromptTokens: nonNegativeMetric.optional(),
+    })
+    .optional(),
   seconds: z.strictObject({ rollout: nonNegativeMetric, train: nonNegativeMetric, publish: nonNegativeMetric }).optional(),
 });
 

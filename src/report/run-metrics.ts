@@ -51,6 +51,8 @@ export interface RlStepMetrics {
   tokensTrained?: number;
   /** Timeline merging: calls captured and samples trained, tokens before and after (src/timeline). */
   timelines?: RlStepTimelines;
+  /** Tree rollouts: segments generated, leaves, generated tokens, duplicate outputs. */
+  tree?: { nodes: number; leaves: number; generatedTokens: number; duplicates: number; promptTokens?: number; cachedPromptTokens?: number };
   seconds?: RlStepSeconds;
 }
 

@@ -37,14 +37,18 @@ describe('run config', () => {
   });
 
   it('takes rollout.kind tree with its tree.* keys', () => {
-    const cfg = parseRunConfig({ rollout: { kind: 'tree' }, rl: { promptsPerStep: 2 }, tree: { beamSize: 3, initialRollouts: [1, 2] } });
+    const cfg = parseRunConfig({ rollout: { kind: 'tree' }, rl: { promptsPerStep: 2, groupSize: 4 }, tree: { beamSize: 3, initialRollouts: [1, 2] } });
     expect(cfg.rollout.kind).toBe('tree');
     expect(cfg.tree).toEqual({ initialRollouts: [1, 2], expansionIterations: 2, expansionsPerIteration: 1, beamSize: 3, samplesPerRoot: 4, nodeSampling: 'entropy', maxToolCallsPerNode: 2 });
     // A complete config (as a workflow records it) parses to itself.
     expect(parseRunConfig(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
     expect(parseRunConfig(JSON.parse(JSON.stringify(parseRunConfig({}))))).toEqual(parseRunConfig({}));
     expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, tree: { nodeSampling: 'greedy' } }))[0]!.path).toBe('tree.nodeSampling');
-    expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, tree: { initialRollouts: [1, 2] } }))[0]).toEqual(
+    // The group is the root's outputs: rl.groupSize must say the same, not silently differ.
+    expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, rl: { groupSize: 8 } }))[0]).toEqual(
+      expect.objectContaining({ path: 'rl.groupSize', message: expect.stringMatching(/set rl\.groupSize to 4/) }),
+    );
+    expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, rl: { groupSize: 4 }, tree: { initialRollouts: [1, 2] } }))[0]).toEqual(
       expect.objectContaining({ path: 'tree.initialRollouts', message: expect.stringMatching(/2 given, rl\.promptsPerStep is 8/) }),
     );
   });

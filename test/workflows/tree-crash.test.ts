@@ -60,6 +60,9 @@ it('loses no finished node when the inference worker is SIGKILLed mid-expansion'
   const segments = nodes.filter((n) => n.depth > 0);
   expect(segments.every((n) => n.status === 'leaf')).toBe(true);
   expect(result.tree!.nodes).toBe(segments.length);
+  // Branches re-send their root's prompt: the inference workers' prefix cache served part of it.
+  expect(result.tree!.cachedPromptTokens).toBeGreaterThan(0);
+  expect(result.tree!.cachedPromptTokens).toBeLessThan(result.tree!.promptTokens!);
   // Nodes finished before the kill are unchanged after it.
   for (const id of finishedBefore) expect(segments.find((n) => n.id === id)).toMatchObject((during.nodes as TreeNode[]).find((n) => n.id === id)!);
 

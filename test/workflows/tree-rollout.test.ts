@@ -29,12 +29,13 @@ afterAll(async () => {
 });
 
 function treeConfig(tree: RunConfigInput['tree'] = {}): RunConfigInput {
+  const samplesPerRoot = tree.samplesPerRoot ?? 4;
   return {
     seed: 3,
     task: { difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2 } },
-    rl: { promptsPerStep: 2, groupSize: 4, maxNewTokens: 32 },
+    rl: { promptsPerStep: 2, groupSize: samplesPerRoot, maxNewTokens: 32 },
     rollout: { kind: 'tree' },
-    tree: { initialRollouts: 2, expansionIterations: 2, expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: 4, ...tree },
+    tree: { initialRollouts: 2, expansionIterations: 2, expansionsPerIteration: 1, beamSize: 2, ...tree, samplesPerRoot },
     timeouts: { heartbeatSec: 10 },
   };
 }
@@ -77,7 +78,7 @@ describe('treeRollout', () => {
       expect(leaves).toHaveLength(6);
     }
     expect(result.metrics.tools.calls).toBe(segments.filter((n) => n.end === 'tool-call').length);
-    expect(result.tree).toEqual({ nodes: segments.length, leaves: 12, generatedTokens: segments.reduce((s, n) => s + n.generatedTokens, 0), duplicates: 0 });
+    expect(result.tree).toMatchObject({ nodes: segments.length, leaves: 12, generatedTokens: segments.reduce((s, n) => s + n.generatedTokens, 0), duplicates: 0 });
 
     expect(result.rows).toHaveLength(8);
     expect(result.rows.map((r) => r.groupId)).toEqual([...Array(4).fill('r1-p0'), ...Array(4).fill('r1-p1')]);
