@@ -42,6 +42,11 @@ export interface EpisodeSamplesInput {
   /** The episode's one scalar reward, written on every sample it produced. */
   reward: number;
   generations: GenerationRef[];
+  /**
+   * Per generation, an advantage for the tokens it wrote (tree rollouts with tree.advantage 'tree');
+   * written on the samples as tokenAdvantages, which then replace the GRPO group advantage.
+   */
+  segmentAdvantages?: number[];
 }
 
 export interface WriteSamplesInput {
@@ -110,7 +115,7 @@ export function createSampleActivities({ store }: { store: BlobStore }) {
           },
         });
         if (input.timeline?.merge && tokens.every((t) => t.messages !== undefined && t.outputText !== undefined)) {
-          for (const [role, merged] of mergeEpisode(episode.generations, tokens, input.timeline)) {
+          for (const [role, merged] of mergeEpisode(episode.generations, tokens, input.timeline, episode.segmentAdvantages)) {
             const set = roleSet(role);
             set.samples.push(...merged.samples.map((m) => ({ ...m.sample, ...meta(m.generation) })));
             addCounts(set.counts!, merged.counts);
@@ -121,11 +126,13 @@ export function createSampleActivities({ store }: { store: BlobStore }) {
         episode.generations.forEach((g, i) => {
           const t = tokens[i]!;
           const set = roleSet(g.role);
+          const credit = episode.segmentAdvantages?.[i];
           set.samples.push({
             promptTokens: t.promptTokenIds,
             responseTokens: t.tokenIds,
             logprobs: t.logprobs,
             lossMask: t.tokenIds.map(() => 1),
+            ...(credit !== undefined ? { tokenAdvantages: t.tokenIds.map(() => credit) } : {}),
             ...meta(g),
           });
           // Blobs written before capture cannot be merged: they count as captured and kept.

@@ -29,12 +29,19 @@ export function unmergedCounts(t: CompletionTokens): TimelineCounts {
 }
 
 /** Captures every call of one episode and merges each agent's timelines; the agent is the role. */
-export function mergeEpisode(generations: GenerationRef[], tokens: CompletionTokens[], cfg: RunConfig['timeline']): Map<AgentRole, MergedRole> {
+export function mergeEpisode(
+  generations: GenerationRef[],
+  tokens: CompletionTokens[],
+  cfg: RunConfig['timeline'],
+  segmentAdvantages?: readonly number[],
+): Map<AgentRole, MergedRole> {
   const byId = new Map<string, GenerationRef>();
+  const indexOf = new Map<string, number>();
   const timelines: Timeline[] = generations.map((g, i) => {
     const t = tokens[i]!;
     const id = `${i}:${g.role}/t${g.turn}${g.actId !== undefined ? `/act${g.actId}` : ''}/s${g.step ?? 0}`;
     byId.set(id, g);
+    indexOf.set(id, i);
     return captureTimeline({
       id,
       agent: g.role,
@@ -52,7 +59,8 @@ export function mergeEpisode(generations: GenerationRef[], tokens: CompletionTok
       const sample = timelineToSample(t, { reward: 0, metadata: { role, episodeId: '', turn: 0, weightVersion: 0 } });
       if (!sample) return [];
       const { reward: _r, metadata: _m, ...trainable } = sample;
-      return [{ sample: trainable, generation: byId.get(t.id)! }];
+      const credit = segmentAdvantages ? segmentTokenValues(t, segmentAdvantages, indexOf.get(t.id)!) : undefined;
+      return [{ sample: { ...trainable, ...(credit ? { tokenAdvantages: credit } : {}) }, generation: byId.get(t.id)! }];
     });
     const snaps: TimelineCounts['snaps'] = {};
     for (const s of merged.snaps) snaps[s.reason] = (snaps[s.reason] ?? 0) + 1;
@@ -68,6 +76,27 @@ export function mergeEpisode(generations: GenerationRef[], tokens: CompletionTok
       },
       snaps: merged.snaps,
     });
+  }
+  return out;
+}
+
+/**
+ * Per response token of a merged timeline's sample, the value of the generation that wrote it: the
+ * k-th llm message is the output of the k-th of the calls merged into it (a chain's calls, in
+ * order, ending with the survivor's own call at `lastIndex`); env tokens get 0 (they are masked).
+ */
+function segmentTokenValues(t: Timeline, values: readonly number[], lastIndex: number): number[] {
+  const llm = t.messages.filter((m) => m.author === 'llm').length;
+  const first = lastIndex - llm + 1;
+  if (first < 0) throw new Error(`timeline ${t.id}: ${llm} model messages but only ${lastIndex + 1} calls before it`);
+  const out: number[] = [];
+  let k = first;
+  let seen = false;
+  for (const m of t.messages) {
+    if (m.author === 'llm') seen = true;
+    if (!seen) continue;
+    const v = m.author === 'llm' ? values[k++]! : 0;
+    for (let x = 0; x < m.tokenIds.length; x++) out.push(v);
   }
   return out;
 }

@@ -24,7 +24,19 @@ import { arithActorPrompt } from '../src/tasks/arith/formats';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
 import { fnv1a32, mulberry32 } from '../src/tasks/rng';
-import { addBranch, buildForest, completeSegment, forestSummary, pendingNodes, sampleOutputs, scoreLeaf, selectExpansionNodes, type Forest, type SegmentEnd } from '../src/tree';
+import {
+  addBranch,
+  buildForest,
+  completeSegment,
+  forestSummary,
+  pendingNodes,
+  sampleOutputs,
+  scoreLeaf,
+  selectExpansionNodes,
+  treeAdvantages,
+  type Forest,
+  type SegmentEnd,
+} from '../src/tree';
 import { withNodes } from '../src/tree/build';
 import { emptyToolMetrics, mean, rolloutProblems, workflowNow } from './plan-act-common';
 import { meteredCalc } from './plan-act-episode';
@@ -164,20 +176,20 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     sampleOutputs(forest, r, tree.samplesPerRoot, rng).map((o, k) => ({ ...o, root: r, k })),
   );
   const groupId = (r: number) => `r${input.rolloutId}-p${r}`;
-  const pathGenerations = (leaf: string): GenerationRef[] => {
-    const out: GenerationRef[] = [];
-    for (let id: string | null = leaf; id !== null; id = forest.nodes[id]!.parent) {
-      const g = texts.get(id)!.generation;
-      if (g) out.unshift(g);
-    }
+  const pathSegments = (leaf: string): string[] => {
+    const out: string[] = [];
+    for (let id: string | null = leaf; id !== null; id = forest.nodes[id]!.parent) if (forest.nodes[id]!.depth > 0) out.unshift(id);
     return out;
   };
+  // tree.advantage 'tree': each segment's TreeRL credit, from the rewards of the leaves below it.
+  const credit = tree.advantage === 'tree' ? forest.roots.map((_, r) => treeAdvantages(forest, r, { reweight: 'sqrt' })) : undefined;
   const sets = await samples.writeEpisodeSamples({
     episodes: outputs.map((o) => ({
       episodeId: `${self}/${o.id}#${o.k}`,
       groupId: groupId(o.root),
       reward: rewards.get(o.id) ?? 0,
-      generations: pathGenerations(o.id),
+      generations: pathSegments(o.id).map((id) => texts.get(id)!.generation!),
+      ...(credit ? { segmentAdvantages: pathSegments(o.id).map((id) => credit[o.root]![id] ?? 0) } : {}),
     })),
     timeline: cfg.timeline,
   });

@@ -168,6 +168,12 @@ export const TreeSchema = z
     nodeSampling: z.enum(['random', 'entropy']).default('entropy'),
     /** Tool calls on a root-to-leaf path; a call past it ends the segment as a leaf. */
     maxToolCallsPerNode: int(0, 64).default(2),
+    /**
+     * Credit of an output's tokens: 'grpo', the group advantage of its reward among its root's
+     * outputs; 'tree', TreeRL's per-segment advantage from the leaves below each segment
+     * ((V(s) - V(root) + V(s) - V(parent)) / sqrt(leaves below), src/tree/advantages.ts).
+     */
+    advantage: z.enum(['grpo', 'tree']).default('grpo'),
   })
   .strict();
 

@@ -19,6 +19,11 @@ export interface TrainBatch {
   /** One advantage per row; present = clipped policy-gradient loss, absent = SFT. */
   advantages?: number[];
   /**
+   * Per row and position (aligned with lossMask), advantages that replace the row's one; a row
+   * whose every trained token has advantage 0 must have advantages[row] 0 (and only then).
+   */
+  tokenAdvantages?: number[][];
+  /**
    * Behaviour-policy logprobs (under the sampling temperature); absent = on-policy: the current
    * logprobs, detached (ratio exactly 1), as verl does with one epoch and one mini-batch.
    */
@@ -144,7 +149,11 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
   const norm = options.norm ?? batchLossNorm(batch, pgOpts?.lossScaleFactor);
   const mask = tf.tensor2d(maskArr, [p.rows, p.len]);
   const tensor = (rows: number[][] | undefined): tf.Tensor2D | undefined => (rows ? tf.tensor2d(shifted(rows, p.rows, p.len), [p.rows, p.len]) : undefined);
-  const adv = pgOpts ? tf.tensor2d(Float32Array.from(batch.advantages as number[]), [p.rows, 1]) : undefined;
+  const adv = pgOpts
+    ? batch.tokenAdvantages
+      ? tensor(batch.tokenAdvantages)
+      : tf.tensor2d(Float32Array.from(batch.advantages as number[]), [p.rows, 1])
+    : undefined;
   const old = pgOpts ? tensor(batch.oldLogprobs) : undefined;
   if (pgOpts?.klLoss && !batch.refLogprobs) throw new Error('the KL loss needs refLogprobs in the batch');
   const ref = pgOpts?.klLoss ? tensor(batch.refLogprobs) : undefined;
@@ -299,6 +308,7 @@ function withoutZeroAdvantageRows(batch: TrainBatch): TrainBatch {
   const pick = <T>(xs: T[] | undefined): T[] | undefined => xs && keep.map((i) => xs[i]!);
   const out: TrainBatch = { ...batch, tokens: pick(batch.tokens)!, lossMask: pick(batch.lossMask)! };
   if (batch.advantages) out.advantages = pick(batch.advantages)!;
+  if (batch.tokenAdvantages) out.tokenAdvantages = pick(batch.tokenAdvantages)!;
   if (batch.oldLogprobs) out.oldLogprobs = pick(batch.oldLogprobs)!;
   if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs)!;
   return out;
@@ -319,6 +329,7 @@ function addSums(a: PgSums | undefined, b: PgSums): PgSums {
 function sliceRows(batch: TrainBatch, from: number, to: number): TrainBatch {
   const out: TrainBatch = { tokens: batch.tokens.slice(from, to), lossMask: batch.lossMask.slice(from, to) };
   if (batch.advantages) out.advantages = batch.advantages.slice(from, to);
+  if (batch.tokenAdvantages) out.tokenAdvantages = batch.tokenAdvantages.slice(from, to);
   if (batch.oldLogprobs) out.oldLogprobs = batch.oldLogprobs.slice(from, to);
   if (batch.refLogprobs) out.refLogprobs = batch.refLogprobs.slice(from, to);
   return out;

@@ -268,6 +268,7 @@ function selectRows(batch: TrainBatch, rows: readonly number[], onPolicy: boolea
   const pick = <T>(xs: readonly T[]): T[] => rows.map((r) => xs[r] as T);
   const out: TrainBatch = { tokens: pick(batch.tokens), lossMask: pick(batch.lossMask) };
   if (batch.advantages) out.advantages = pick(batch.advantages);
+  if (batch.tokenAdvantages) out.tokenAdvantages = pick(batch.tokenAdvantages);
   if (batch.oldLogprobs && !onPolicy) out.oldLogprobs = pick(batch.oldLogprobs);
   if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs);
   return out;

@@ -128,6 +128,8 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
   const stats = groupAdvantages(samples, opts);
   const batch: TrainBatch = { tokens: [], lossMask: [], advantages: [], oldLogprobs: [] };
   if (opts.refLogprobs) batch.refLogprobs = [];
+  // Samples with their own per-token advantages (tree credit) put the whole batch on per-token ones.
+  if (samples.some((s) => s.tokenAdvantages !== undefined)) batch.tokenAdvantages = [];
   const rowGroups: string[] = [];
   const responseLengths: number[] = [];
   let skipped = 0;
@@ -147,7 +149,17 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
     batch.tokens.push(tokens);
     batch.lossMask.push([...zeros, ...s.lossMask]);
     batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
-    batch.advantages!.push(stats.advantages.get(s.metadata.episodeId) as number);
+    const groupAdv = stats.advantages.get(s.metadata.episodeId) as number;
+    if (batch.tokenAdvantages) {
+      const own = s.tokenAdvantages;
+      if (own && own.length !== s.responseTokens.length) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has ${own.length} token advantages for ${s.responseTokens.length} response tokens`);
+      const perToken = own ?? s.responseTokens.map(() => groupAdv);
+      batch.tokenAdvantages.push([...zeros, ...perToken]);
+      // The row's scalar only says whether any trained token has a non-zero advantage (row skipping).
+      batch.advantages!.push(perToken.some((a, j) => a !== 0 && (s.lossMask[j] ?? 0) > 0) ? 1 : 0);
+    } else {
+      batch.advantages!.push(groupAdv);
+    }
     if (batch.refLogprobs) {
       const ref = opts.refLogprobs?.[i];
       if (!ref) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has no reference logprobs`);

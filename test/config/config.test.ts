@@ -39,7 +39,7 @@ describe('run config', () => {
   it('takes rollout.kind tree with its tree.* keys', () => {
     const cfg = parseRunConfig({ rollout: { kind: 'tree' }, rl: { promptsPerStep: 2, groupSize: 4 }, tree: { beamSize: 3, initialRollouts: [1, 2] } });
     expect(cfg.rollout.kind).toBe('tree');
-    expect(cfg.tree).toEqual({ initialRollouts: [1, 2], expansionIterations: 2, expansionsPerIteration: 1, beamSize: 3, samplesPerRoot: 4, nodeSampling: 'entropy', maxToolCallsPerNode: 2 });
+    expect(cfg.tree).toEqual({ initialRollouts: [1, 2], expansionIterations: 2, expansionsPerIteration: 1, beamSize: 3, samplesPerRoot: 4, nodeSampling: 'entropy', maxToolCallsPerNode: 2, advantage: 'grpo' });
     // A complete config (as a workflow records it) parses to itself.
     expect(parseRunConfig(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
     expect(parseRunConfig(JSON.parse(JSON.stringify(parseRunConfig({}))))).toEqual(parseRunConfig({}));

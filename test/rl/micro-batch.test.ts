@@ -185,3 +185,34 @@ test.each(MODES)('%s: rows with advantage 0 add nothing to the gradient or the c
   [model, ref].forEach((m) => m.dispose());
   [opt, refOpt].forEach((o) => o.dispose());
 });
+
+describe('per-token advantages (tree credit)', () => {
+  it('equal to each row\'s advantage on every token, give the row-advantage loss and gradient exactly', () => {
+    const model = Gpt.random(cfg, 9);
+    const batch = pgBatch(model);
+    const perToken: TrainBatch = { ...batch, tokenAdvantages: batch.tokens.map((row, r) => row.map(() => batch.advantages![r]!)) };
+    const a = computeGradients(model, batch, { pg: pgOptions('token-mean') });
+    const b = computeGradients(model, perToken, { pg: pgOptions('token-mean') });
+    expect(b.loss).toBeCloseTo(a.loss, 6);
+    expect(maxRelDiff(a.grads, b.grads)).toBeLessThan(1e-5);
+    tf.dispose([...Object.values(a.grads), ...Object.values(b.grads)]);
+  });
+
+  it('weight each token by its own advantage: zero on one segment removes exactly that segment\'s gradient', () => {
+    const model = Gpt.random(cfg, 10);
+    const base = pgBatch(model);
+    const batch: TrainBatch = { ...base, tokens: [base.tokens[0]!], lossMask: [base.lossMask[0]!], advantages: [1], oldLogprobs: [base.oldLogprobs![0]!], refLogprobs: [base.refLogprobs![0]!] };
+    const pg = { ...pgOptions('seq-mean-token-sum'), entropyCoeff: 0, klLoss: undefined };
+    // Row 0 trains tokens 2..6: credit tokens 2..3 with 1 and 4..6 with 0 ...
+    const split: TrainBatch = { ...batch, tokenAdvantages: [batch.tokens[0]!.map((_, t) => (t <= 3 ? 1 : 0))] };
+    // ... which is the same as masking 4..6 out of the loss (the denominators held equal).
+    const masked: TrainBatch = { ...batch, lossMask: [batch.lossMask[0]!.map((m, t) => (t <= 3 ? m : 0))] };
+    const norm = batchLossNorm(batch, pg.lossScaleFactor);
+    const a = computeGradients(model, split, { pg, norm });
+    const b = computeGradients(model, masked, { pg, norm });
+    const full = computeGradients(model, batch, { pg, norm });
+    expect(maxRelDiff(b.grads, a.grads)).toBeLessThan(1e-5);
+    expect(maxRelDiff(full.grads, a.grads)).toBeGreaterThan(1e-2);
+    tf.dispose([...Object.values(a.grads), ...Object.values(b.grads), ...Object.values(full.grads)]);
+  });
+});

@@ -8,7 +8,7 @@ import { createOracleInferenceActivities } from '../../activities/oracle-inferen
 import { readSamples } from '../../activities/samples';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
-import { checkInvariants, type Forest, type TreeNode } from '../../src/tree';
+import { checkInvariants, treeAdvantages, type Forest, type TreeNode } from '../../src/tree';
 import type { RolloutSummary } from '../../workflows/plan-act-types';
 import { TASK_QUEUES, treeStateQuery } from '../../workflows/shared';
 import type { TreeRolloutInput } from '../../workflows/tree-types';
@@ -17,11 +17,18 @@ import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const ORACLE_WEIGHTS: WeightsInfo = { version: 2, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
 const oracleQueue = uniqueId('oracle-tree');
+/** A second oracle that answers wrong after the tool when its seed is odd: leaves of one tree differ in reward. */
+const noisyQueue = uniqueId('noisy-tree');
 let ctx: TestEnv;
 
 beforeAll(async () => {
   ctx = await testEnv('tree-rollout');
   await ctx.addWorker({ taskQueue: oracleQueue, activities: createOracleInferenceActivities({ store: ctx.store }), maxConcurrentActivityTaskExecutions: 64 });
+  const noisy = createOracleInferenceActivities({
+    store: ctx.store,
+    script: (input) => (input.prompt.includes('<result>') && (input.params.seed ?? 0) % 2 === 1 ? { text: '7', finishReason: 'eos' } : undefined),
+  });
+  await ctx.addWorker({ taskQueue: noisyQueue, activities: noisy, maxConcurrentActivityTaskExecutions: 64 });
 });
 
 afterAll(async () => {
@@ -40,8 +47,8 @@ function treeConfig(tree: RunConfigInput['tree'] = {}): RunConfigInput {
   };
 }
 
-async function runTree(config: RunConfigInput): Promise<{ handle: WorkflowHandle; result: RolloutSummary; forest: Forest }> {
-  const input: TreeRolloutInput = { runId: 'tree-test', rolloutId: 1, config: parseRunConfig(config), policy: { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue } };
+async function runTree(config: RunConfigInput, queue = oracleQueue): Promise<{ handle: WorkflowHandle; result: RolloutSummary; forest: Forest }> {
+  const input: TreeRolloutInput = { runId: 'tree-test', rolloutId: 1, config: parseRunConfig(config), policy: { weights: ORACLE_WEIGHTS, inferenceQueue: queue } };
   const handle = await ctx.env.client.workflow.start('treeRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('tree'), args: [input] });
   const result = (await handle.result()) as RolloutSummary;
   const state = await handle.query(treeStateQuery);
@@ -103,5 +110,31 @@ describe('treeRollout', () => {
     // Eight outputs asked of six leaves: two duplicates per root, marked.
     expect(result.tree!.duplicates).toBe(4);
     expect(result.rows.filter((r) => r.failure === 'duplicate-leaf')).toHaveLength(4);
+  });
+
+  it('with tree.advantage tree, credits every segment of an output with its TreeRL advantage', async () => {
+    const { handle, result, forest } = await runTree(treeConfig({ advantage: 'tree', expansionIterations: 3 }), noisyQueue);
+    const rewards = Object.values(forest.nodes).filter((n) => n.status === 'leaf').map((n) => n.reward);
+    expect(new Set(rewards)).toEqual(new Set([0, 1]));
+    const credit = forest.roots.map((_, r) => treeAdvantages(forest, r, { reweight: 'sqrt' }));
+    const samples = await readSamples(ctx.store, result.samples.actor!.ref);
+    expect(samples).toHaveLength(8);
+    for (const s of samples) {
+      const leaf = s.metadata.episodeId.slice(`${handle.workflowId}/`.length).split('#')[0]!;
+      const path: string[] = [];
+      for (let id: string | null = leaf; forest.nodes[id!]!.depth > 0; id = forest.nodes[id!]!.parent) path.unshift(id!);
+      const root = forest.nodes[leaf]!.root;
+      // The model's tokens of segment k carry that segment's advantage; env tokens (masked) carry 0.
+      const expected: number[] = [];
+      let k = -1;
+      s.lossMask.forEach((m, j) => {
+        if (m === 1 && (j === 0 || s.lossMask[j - 1] === 0)) k++;
+        expected.push(m === 1 ? credit[root]![path[k]!]! : 0);
+      });
+      expect(k).toBe(path.length - 1);
+      expect(s.tokenAdvantages).toEqual(expected);
+    }
+    // Some segment's credit differs from its path's other segments: the credit is per segment, not per output.
+    expect(samples.some((s) => new Set(s.tokenAdvantages!.filter((_, j) => s.lossMask[j] === 1)).size > 1)).toBe(true);
   });
 });
