@@ -6,7 +6,7 @@
  * no expansion) and once as a tree (a few chains, then expansion rounds from branch points), and
  * the table compares generated tokens, wall time, reward and duplicate outputs.
  *
- *   npm run build && npm run bench:tree [-- --sft-steps 200 --rollouts 4 --leaves 8]
+ *   npm run build && npm run bench:tree [-- --sft-steps 200 --rollouts 4 --leaves 8 --initial 2]
  *
  * Also the inference worker's prefix-cache hit rate (prompt tokens whose KV was reused). RL reward at
  * equal generated tokens is scripts/tree-vs-independent.sh (see the README).
@@ -53,10 +53,11 @@ async function main(): Promise<void> {
     const policy = { weights: trained.weights! };
     // Independent: `leaves` chains per prompt. Tree: 2 chains, then rounds of one branch point × 2 until `leaves`.
     const independent = parseRunConfig({ ...base, rollout: { kind: 'tree' }, tree: { initialRollouts: leaves, expansionIterations: 0, samplesPerRoot: leaves } });
+    const initial = Number(arg('initial', '2'));
     const tree = parseRunConfig({
       ...base,
       rollout: { kind: 'tree' },
-      tree: { initialRollouts: 2, expansionIterations: Math.ceil((leaves - 2) / 2), expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: leaves, nodeSampling: 'entropy' },
+      tree: { initialRollouts: initial, expansionIterations: Math.ceil((leaves - initial) / 2), expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: leaves, nodeSampling: 'entropy' },
     });
     const treeRandom = parseRunConfig({ ...base, rollout: { kind: 'tree' }, tree: { ...tree.tree, nodeSampling: 'random' } });
     const run = async (name: string, config: typeof tree, rolloutId: number): Promise<Measured> => {
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     }
     const sum = (xs: Measured[], k: keyof Measured) => xs.reduce((a, m) => a + m[k], 0);
     const hit = (xs: Measured[]) => `${((100 * sum(xs, 'cachedPromptTokens')) / Math.max(1, sum(xs, 'promptTokens'))).toFixed(0)}%`;
-    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per segment; tree: 2 chains, then ${tree.tree.expansionIterations} rounds branching 1 point into 2`);
+    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per segment; tree: ${initial} chain(s), then ${tree.tree.expansionIterations} rounds branching 1 point into 2`);
     console.log('');
     console.log('| rollout | generated tokens: independent / tree (entropy) / tree (random) | tree / independent | random / independent | seconds: ind. / tree / random | reward: ind. / tree / random |');
     console.log('|---:|---:|---:|---:|---:|---:|');

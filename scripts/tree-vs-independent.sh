@@ -2,8 +2,9 @@
 # RL with tree rollouts against independent sampling at about equal generated tokens, from the same
 # SFT checkpoint of an earlier main-job run, for each seed given (default 1 2 3):
 #   bash scripts/tree-vs-independent.sh <trainingRun workflow id> [seeds...]
-# Runs configs/tree-from-run.yaml and configs/independent-from-run.yaml with init.fromRun set to the
-# id, then prints per run the held-out greedy accuracy at RL steps 0 and 16 and the generated tokens.
+# Runs configs/<kind>-from-run.yaml for each kind in $KINDS (default: tree independent; also
+# tree-credit) with init.fromRun set to the id, then prints per run the held-out greedy accuracy at
+# RL steps 0 and 16 and the generated tokens.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 from="${1:?usage: bash scripts/tree-vs-independent.sh <trainingRun workflow id> [seeds...]}"
@@ -14,7 +15,7 @@ bash scripts/setup.sh
 mkdir -p .data/runs
 ids=()
 for seed in "${seeds[@]}"; do
-  for kind in tree independent; do
+  for kind in ${KINDS:-tree independent}; do
     cfg=".data/runs/${kind}-from-${from}.yaml"
     sed "s/arith-rl-REPLACE-WITH-WORKFLOW-ID/${from}/" "configs/${kind}-from-run.yaml" > "$cfg"
     id="arith-rl-${kind}-s${seed}-$(date +%s)"
