@@ -1,0 +1,66 @@
+/**
+ * `npm run gateway`: the OpenAI-compatible gateway on the embedded policy.
+ *
+ *   npm run build && npm run gateway -- [--port 8000] [--from-run <trainingRun workflow id>] [--model durable-rl]
+ *
+ * The weights are the newest a run published (--from-run), else a fresh untrained policy. Requests
+ * with an `x-episode-id` header are recorded as timelines in the blob store (DURABLE_RL_STORE,
+ * default .data/store) under gateway/episodes/<id>/.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { names } from '../activities/names';
+import { BatchingEngine } from '../src/engine/batcher';
+import { OrtEngine } from '../src/engine/ort-engine';
+import { blobStoreRecorder } from '../src/gateway/recorder';
+import { createGateway } from '../src/gateway/server';
+import type { GptConfig } from '../src/model/arch';
+import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
+import { initWeights } from '../src/model/init';
+import { exportOnnx, ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
+import { loadTokenizer } from '../src/model/tokenizer';
+import { defaultStore } from '../workers/create-workers';
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number');
+  return n;
+}
+
+async function main(): Promise<void> {
+  const opts = new Command()
+    .option('--port <n>', 'port to listen on', port, 8000)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--from-run <id>', 'serve the newest weights this trainingRun published')
+    .option('--model <name>', 'model name clients ask for', 'durable-rl')
+    .parse()
+    .opts<{ port: number; host: string; fromRun?: string; model: string }>();
+  const store = defaultStore();
+  const tokenizer = loadTokenizer();
+  let onnx: Uint8Array;
+  let config: GptConfig;
+  let source: string;
+  if (opts.fromRun) {
+    const ref = await store.getName(names.latestWeights(opts.fromRun));
+    if (!ref) throw new Error(`run ${JSON.stringify(opts.fromRun)} has published no weights in ${store.root}`);
+    onnx = await store.get(ref);
+    config = JSON.parse(readOnnxMetadata(onnx)[ONNX_META.config]!) as GptConfig;
+    source = `weights of run ${opts.fromRun}`;
+  } else {
+    config = DEFAULT_GPT_CONFIG;
+    onnx = exportOnnx(config, initWeights(config, 1));
+    source = 'a fresh, untrained policy (give --from-run <id> for trained weights)';
+  }
+  const engine = await OrtEngine.create({ onnx, config, tokenizer, weightVersion: 0, prefixCacheBytes: 64 << 20 });
+  const batcher = new BatchingEngine(engine, 64);
+  const app = createGateway({ engine: { complete: (p, params) => batcher.complete(p, params) }, tokenizer, model: opts.model, maxSeq: config.maxSeq, recorder: blobStoreRecorder(store) });
+  await app.listen({ port: opts.port, host: opts.host });
+  console.log(`gateway: http://${opts.host}:${opts.port}/v1 serving '${opts.model}' (${source}); requests with an x-episode-id header are recorded in the blob store ${store.root} (names gateway/episodes/<id>/)`);
+  const stop = () => void app.close().then(() => engine.release()).then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

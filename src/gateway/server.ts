@@ -1,0 +1,199 @@
+/**
+ * The OpenAI-compatible gateway: /v1/models, /v1/chat/completions (streaming or not, logprobs,
+ * the calculator as an OpenAI tool, n, stop, max_tokens, temperature, top_p, seed) and
+ * /v1/completions, served by fastify in front of one policy engine. A request that names an
+ * episode (header `x-episode-id`, optional `x-agent-name`) is recorded as a timeline of that
+ * episode (src/timeline), so a third-party agent's calls can be merged and trained on; a request
+ * without one is served and not recorded. Errors are OpenAI-shaped with a 4xx status.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Completion, SamplingParams } from '../domain/types';
+import type { TextTokenizer } from '../model/tokenizer-types';
+import { closeTurn } from '../planact/protocol';
+import { captureTimeline, splitPrompt } from '../timeline/capture';
+import type { Timeline } from '../timeline/types';
+import { offersCalculator, readAssistantTurn, renderChat } from './chat-template';
+import { GatewayError } from './errors';
+import { ChatRequest, CompletionRequest, parseBody } from './requests';
+
+export interface GatewayEngine {
+  complete(prompt: string, params: SamplingParams): Promise<Completion>;
+}
+
+/** Where recorded timelines go (the blob store in production); awaited before the response. */
+export type TimelineRecorder = (episodeId: string, timeline: Timeline) => Promise<void>;
+
+export interface GatewayOptions {
+  engine: GatewayEngine;
+  tokenizer: TextTokenizer;
+  /** The model name clients must ask for (/v1/models lists it). */
+  model: string;
+  maxSeq: number;
+  recorder?: TimelineRecorder;
+}
+
+const EPISODE_HEADER = 'x-episode-id';
+const AGENT_HEADER = 'x-agent-name';
+const CALC_CLOSE = '</calc>';
+
+export function createGateway(opts: GatewayOptions): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: 4 << 20 });
+  const created = () => Math.floor(Date.now() / 1000);
+
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, _req, reply) => {
+    if (err instanceof GatewayError) return reply.status(err.status).send(err.toJSON());
+    // Fastify's own 4xx (malformed JSON, wrong content type, body too large) keep their status.
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.status(err.statusCode).send(new GatewayError(err.statusCode, `invalid request: ${err.message}`).toJSON());
+    }
+    return reply.status(500).send(new GatewayError(500, `internal error: ${err.message}`, 'server_error').toJSON());
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(new GatewayError(404, `no route ${req.method} ${req.url}`, 'not_found_error', null, 'unknown_url').toJSON());
+  });
+
+  app.get('/v1/models', async () => ({ object: 'list', data: [{ id: opts.model, object: 'model', created: 0, owned_by: 'durable-rl' }] }));
+
+  const checkModel = (model: string) => {
+    if (model !== opts.model) throw new GatewayError(404, `The model '${model}' does not exist; this gateway serves '${opts.model}'`, 'not_found_error', 'model', 'model_not_found');
+  };
+  const budget = (promptTokens: number, asked: number | undefined, param: string): number => {
+    const room = opts.maxSeq - promptTokens;
+    if (room < 1 || (asked !== undefined && asked > room)) {
+      throw new GatewayError(400, `This model's maximum context length is ${opts.maxSeq} tokens; the prompt has ${promptTokens} and ${asked ?? 1} more were requested`, 'invalid_request_error', param, 'context_length_exceeded');
+    }
+    return asked ?? room;
+  };
+  const record = async (req: FastifyRequest, timelines: Timeline[]) => {
+    const episode = req.headers[EPISODE_HEADER];
+    if (typeof episode !== 'string' || episode === '' || !opts.recorder) return;
+    for (const t of timelines) await opts.recorder(episode, t);
+  };
+  const agentOf = (req: FastifyRequest): string => {
+    const a = req.headers[AGENT_HEADER];
+    return typeof a === 'string' && a !== '' ? a : 'agent';
+  };
+
+  app.post('/v1/chat/completions', async (req, reply) => {
+    const body = parseBody(ChatRequest, req.body);
+    checkModel(body.model);
+    if (body.top_logprobs) throw new GatewayError(400, 'top_logprobs is not supported by the embedded engine (it returns the sampled token\'s logprob only)', 'invalid_request_error', 'top_logprobs');
+    const tools = offersCalculator(body);
+    const chat = renderChat(body.messages);
+    const promptIds = opts.tokenizer.encode(chat.text);
+    const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
+    const stop = [...toList(body.stop), ...(tools ? [CALC_CLOSE] : [])];
+    const id = `chatcmpl-${randomUUID()}`;
+    const outs = await Promise.all(
+      Array.from({ length: body.n }, (_, k) =>
+        opts.engine.complete(chat.text, { maxNewTokens, temperature: body.temperature, topP: body.top_p, stop, ...(body.seed !== undefined ? { seed: body.seed + k } : {}) }),
+      ),
+    );
+    const turns = outs.map((c, k) => readAssistantTurn(c.text, c.finishReason, tools, `call_${id.slice(-12)}_${k}`));
+    await record(
+      req,
+      outs.map((c, k) => timelineOf(`${id}-${k}`, agentOf(req), JSON.stringify(body.tools ?? []), chat.text, chat.messageStarts, c, turns[k]!.finish_reason === 'tool_calls')),
+    );
+    const choices = outs.map((c, k) => {
+      const turn = turns[k]!;
+      return {
+        index: k,
+        message: { role: 'assistant' as const, content: turn.content, ...(turn.tool_calls ? { tool_calls: turn.tool_calls } : {}), refusal: null },
+        logprobs: body.logprobs ? { content: c.tokenIds.map((t, i) => tokenLogprob(opts.tokenizer, t, c.logprobs[i]!)) } : null,
+        finish_reason: turn.finish_reason,
+      };
+    });
+    const usage = usageOf(promptIds.length, outs);
+    if (!body.stream) return { id, object: 'chat.completion', created: created(), model: opts.model, choices, usage };
+    return streamChat(reply, { id, created: created(), model: opts.model, choices, usage: body.stream_options?.include_usage ? usage : undefined });
+  });
+
+  app.post('/v1/completions', async (req) => {
+    const body = parseBody(CompletionRequest, req.body);
+    checkModel(body.model);
+    if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
+    if (body.logprobs) throw new GatewayError(400, 'logprobs > 0 (top alternatives) is not supported by the embedded engine; use /v1/chat/completions with logprobs: true', 'invalid_request_error', 'logprobs');
+    const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
+    const id = `cmpl-${randomUUID()}`;
+    const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
+    const maxNewTokens = Math.min(...lengths.map((n) => budget(n, body.max_tokens ?? 16, 'max_tokens')));
+    const outs = await Promise.all(
+      prompts.flatMap((p) =>
+        Array.from({ length: body.n }, (_, k) =>
+          opts.engine.complete(p, { maxNewTokens, temperature: body.temperature, topP: body.top_p, stop: toList(body.stop), ...(body.seed !== undefined ? { seed: body.seed + k } : {}) }),
+        ),
+      ),
+    );
+    await record(req, outs.map((c, k) => timelineOf(`${id}-${k}`, agentOf(req), '[]', prompts[Math.floor(k / body.n)]!, [0], c)));
+    return {
+      id,
+      object: 'text_completion',
+      created: created(),
+      model: opts.model,
+      choices: outs.map((c, k) => ({ index: k, text: c.text, logprobs: null, finish_reason: c.finishReason === 'length' ? 'length' : 'stop' })),
+      usage: usageOf(lengths.reduce((a, b) => a + b, 0), outs),
+    };
+  });
+
+  /** A request recorded as the policy saw it: the rendered messages, then its output (closed as later turns render it). */
+  function timelineOf(id: string, agent: string, tools: string, text: string, starts: number[], c: Completion, toolCall = false): Timeline {
+    return captureTimeline({
+      id,
+      agent,
+      tools,
+      prompt: splitPrompt(text, starts, c.promptTokenIds, (t) => opts.tokenizer.encode(t)),
+      // As the template renders this turn when the agent sends it back: a tool call as written, any
+      // other turn closed by the end-of-turn token.
+      output: { text: toolCall ? c.text : closeTurn(c.text), tokenIds: c.tokenIds, logprobs: c.logprobs },
+    });
+  }
+
+  return app;
+}
+
+function toList(stop: string | string[] | undefined): string[] {
+  return stop === undefined ? [] : Array.isArray(stop) ? stop : [stop];
+}
+
+function usageOf(promptTokens: number, outs: readonly Completion[]) {
+  const completion = outs.reduce((n, c) => n + c.tokenIds.length, 0);
+  return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+}
+
+function tokenLogprob(tokenizer: TextTokenizer, id: number, logprob: number) {
+  const token = tokenizer.decode([id]);
+  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+}
+
+interface StreamedChat {
+  id: string;
+  created: number;
+  model: string;
+  choices: Array<{ index: number; message: { content: string | null; tool_calls?: unknown[] }; logprobs: unknown; finish_reason: string }>;
+  usage: ReturnType<typeof usageOf> | undefined;
+}
+
+/**
+ * Server-sent events in OpenAI's chunk format. The engine generates a choice whole (it batches
+ * requests, it does not yield tokens one by one), so the content goes out as one delta per choice.
+ */
+function streamChat(reply: FastifyReply, s: StreamedChat): FastifyReply {
+  // The response is written by hand; fastify must not send one of its own.
+  reply.hijack();
+  reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const send = (chunk: unknown) => reply.raw.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  const base = { id: s.id, object: 'chat.completion.chunk', created: s.created, model: s.model };
+  for (const c of s.choices) {
+    send({ ...base, choices: [{ index: c.index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+    const delta = c.message.tool_calls
+      ? { ...(c.message.content ? { content: c.message.content } : {}), tool_calls: c.message.tool_calls.map((t, i) => ({ index: i, ...(t as object) })) }
+      : { content: c.message.content ?? '' };
+    send({ ...base, choices: [{ index: c.index, delta, logprobs: c.logprobs, finish_reason: null }] });
+    send({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finish_reason }] });
+  }
+  if (s.usage) send({ ...base, choices: [], usage: s.usage });
+  reply.raw.write('data: [DONE]\n\n');
+  reply.raw.end();
+  return reply;
+}

@@ -1,0 +1,196 @@
+/**
+ * The gateway through the official `openai` client, on the embedded policy (ONNX engine, the shipped
+ * tokenizer, small random weights): models, chat (plain, streamed, logprobs, n, seed), completions,
+ * OpenAI-shaped errors, timelines recorded per episode, 64 concurrent clients. Tool-call translation
+ * is checked against a scripted engine that writes a calculator call, as a trained actor does.
+ */
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import type { Completion, SamplingParams } from '../../src/domain/types';
+import { BatchingEngine } from '../../src/engine/batcher';
+import { OrtEngine } from '../../src/engine/ort-engine';
+import { blobStoreRecorder, readEpisodeTimelines } from '../../src/gateway/recorder';
+import { createGateway, type GatewayEngine } from '../../src/gateway/server';
+import { initWeights } from '../../src/model/init';
+import { exportOnnx } from '../../src/model/onnx-export';
+import { loadTokenizer } from '../../src/model/tokenizer';
+import { mergeTimelines } from '../../src/timeline/merge';
+import type { Timeline } from '../../src/timeline/types';
+import { tempStore } from '../helpers/store';
+
+const tokenizer = loadTokenizer();
+const cfg = { vocabSize: tokenizer.vocabSize, maxSeq: 128, dModel: 32, nLayers: 1, nHeads: 2, dFf: 64 };
+const MODEL = 'durable-rl-embedded';
+let ort: OrtEngine;
+const recorded = new Map<string, Timeline[]>();
+
+async function serve(engine: GatewayEngine) {
+  const app = createGateway({
+    engine,
+    tokenizer,
+    model: MODEL,
+    maxSeq: cfg.maxSeq,
+    recorder: async (episode, t) => void recorded.set(episode, [...(recorded.get(episode) ?? []), t]),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
+  return { app, base, client: (episode?: string) => new OpenAI({ apiKey: 'none', baseURL: base, maxRetries: 0, ...(episode ? { defaultHeaders: { 'x-episode-id': episode } } : {}) }) };
+}
+
+let embedded: Awaited<ReturnType<typeof serve>>;
+
+beforeAll(async () => {
+  ort = await OrtEngine.create({ onnx: exportOnnx(cfg, initWeights(cfg, 3)), config: cfg, tokenizer, weightVersion: 0, threads: 1 });
+  const batcher = new BatchingEngine(ort, 64);
+  embedded = await serve({ complete: (prompt, params) => batcher.complete(prompt, params) });
+});
+
+afterAll(async () => {
+  await embedded?.app.close();
+  await ort?.release();
+});
+
+test('lists its model and answers a chat request with usage and per-token logprobs, recorded under its episode', async () => {
+  const client = embedded.client('ep-basic');
+  expect((await client.models.list()).data.map((m) => m.id)).toEqual([MODEL]);
+  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 12+34\n' }], max_tokens: 8, temperature: 1, seed: 4, logprobs: true, n: 2 });
+  expect(r.object).toBe('chat.completion');
+  expect(r.choices).toHaveLength(2);
+  for (const c of r.choices) {
+    expect(c.message.role).toBe('assistant');
+    expect(['stop', 'length']).toContain(c.finish_reason);
+    expect(c.logprobs!.content!.every((t) => t.logprob <= 0 && t.token.length > 0)).toBe(true);
+  }
+  expect(r.usage!.prompt_tokens).toBe(tokenizer.encode('Evaluate: 12+34\n').length);
+  expect(r.usage!.completion_tokens).toBe(r.choices.reduce((n, c) => n + c.logprobs!.content!.length, 0));
+  // One timeline per choice, as the model saw it: the user message, then its own tokens and logprobs.
+  const timelines = recorded.get('ep-basic')!;
+  expect(timelines).toHaveLength(2);
+  expect(timelines[0]!.messages[0]).toMatchObject({ author: 'env', text: 'Evaluate: 12+34\n' });
+  expect(timelines[0]!.messages[1]!.logprobs).toEqual(r.choices[0]!.logprobs!.content!.map((t) => t.logprob));
+  // The same seed gives the same answer; a request without an episode is served, not recorded.
+  const again = await embedded.client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 12+34\n' }], max_tokens: 8, seed: 4 });
+  expect(again.choices[0]!.message.content).toBe(r.choices[0]!.message.content);
+  expect([...recorded.keys()]).toEqual(['ep-basic']);
+});
+
+test('streams the same answer as server-sent chunks, ending with usage when asked', async () => {
+  const client = embedded.client();
+  const plain = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Compute: 5+6\n' }], max_tokens: 10, seed: 9 });
+  const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Compute: 5+6\n' }], max_tokens: 10, seed: 9, stream: true, stream_options: { include_usage: true } });
+  let content = '';
+  let finish: string | null = null;
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    content += chunk.choices[0]?.delta.content ?? '';
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+    usage = chunk.usage ?? usage;
+  }
+  expect(content).toBe(plain.choices[0]!.message.content);
+  expect(finish).toBe(plain.choices[0]!.finish_reason);
+  expect(usage).toEqual(plain.usage);
+});
+
+test('serves /v1/completions', async () => {
+  const r = await embedded.client().completions.create({ model: MODEL, prompt: ['Evaluate: 1+2\n', 'Evaluate: 3+4\n'], max_tokens: 5, seed: 1 });
+  expect(r.object).toBe('text_completion');
+  expect(r.choices).toHaveLength(2);
+  expect(r.usage!.completion_tokens).toBeGreaterThan(0);
+});
+
+test('answers bad requests with OpenAI-shaped errors and the right status', async () => {
+  const client = embedded.client();
+  const fail = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+  const unknown = await fail(client.chat.completions.create({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] }));
+  expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+  expect(unknown).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+  const tooLong = await fail(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], max_tokens: 4096 }));
+  expect(tooLong).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'max_tokens' });
+  const badTemp = await fail(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], temperature: 7 }));
+  expect(badTemp).toMatchObject({ status: 400, param: 'temperature' });
+  const otherTool = await fail(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'search' } }] }));
+  expect(otherTool).toMatchObject({ status: 400, param: 'tools' });
+  expect((otherTool as Error).message).toMatch(/only the 'calc' tool/);
+  // Not JSON at all, and an argument OpenAI does not have.
+  const raw = await fetch(`${embedded.base}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model": ' });
+  expect(raw.status).toBe(400);
+  expect(await raw.json()).toMatchObject({ error: { type: 'invalid_request_error', message: expect.any(String) } });
+  const extra = await fail(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], frequency_penalty: 0.5 }));
+  expect(extra).toMatchObject({ status: 400, param: 'frequency_penalty' });
+  expect((extra as Error).message).toMatch(/Unrecognized request argument supplied: frequency_penalty/);
+});
+
+test('64 concurrent clients on their own episodes: every timeline lands in its own episode, and each chain merges', async () => {
+  const episodes = Array.from({ length: 64 }, (_, i) => `ep-many-${i}`);
+  await Promise.all(
+    episodes.map(async (ep, i) => {
+      const client = embedded.client(ep);
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `Evaluate: ${i}+${i}\n` }];
+      const first = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 6, seed: i });
+      messages.push({ role: 'assistant', content: first.choices[0]!.message.content }, { role: 'user', content: 'again\n' });
+      await client.chat.completions.create({ model: MODEL, messages, max_tokens: 6, seed: i });
+    }),
+  );
+  episodes.forEach((ep, i) => {
+    const timelines = recorded.get(ep)!;
+    expect(timelines).toHaveLength(2);
+    expect(timelines.every((t) => t.messages[0]!.text === `Evaluate: ${i}+${i}\n`)).toBe(true);
+    // The second request starts with all of the first: one sample, both model turns marked llm.
+    const merged = mergeTimelines(timelines, { compareBy: 'text', ignoreTools: true, snapDetection: false });
+    expect(merged.timelines).toHaveLength(1);
+    expect(merged.timelines[0]!.messages.filter((m) => m.author === 'llm')).toHaveLength(2);
+  });
+});
+
+describe('tool calls', () => {
+  let scripted: Awaited<ReturnType<typeof serve>>;
+  /** Writes a calculator call first, then copies the tool result, as a trained actor does. */
+  const actor: GatewayEngine = {
+    async complete(prompt: string, params: SamplingParams): Promise<Completion> {
+      const result = /<result>(.*?)<\/result>\n$/.exec(prompt)?.[1];
+      const text = result ?? '<calc>12+34</calc>';
+      const tokenIds = [...tokenizer.encode(text), ...(result ? [tokenizer.eosId] : [])];
+      expect(params.stop).toContain('</calc>');
+      return { text, promptTokenIds: tokenizer.encode(prompt), tokenIds, logprobs: tokenIds.map(() => -0.1), entropy: tokenIds.map(() => 0), finishReason: result ? 'eos' : 'stop' };
+    },
+  };
+  beforeAll(async () => {
+    scripted = await serve(actor);
+  });
+  afterAll(async () => {
+    await scripted?.app.close();
+  });
+
+  it('turns a calculator call into an OpenAI tool call and a tool message back into the protocol, recording one mergeable chain', async () => {
+    const client = scripted.client('ep-tools');
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'calc', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Evaluate: 12+34\n' }];
+    const first = await client.chat.completions.create({ model: MODEL, messages, tools });
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    expect(first.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(call).toMatchObject({ type: 'function', function: { name: 'calc', arguments: '{"expression":"12+34"}' } });
+    messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '46' });
+    const second = await client.chat.completions.create({ model: MODEL, messages, tools });
+    expect(second.choices[0]!.message.content).toBe('46');
+    expect(second.choices[0]!.finish_reason).toBe('stop');
+    const timelines = recorded.get('ep-tools')!;
+    expect(timelines[1]!.messages.map((m) => m.text)).toEqual(['Evaluate: 12+34\n', '<calc>12+34</calc>', '\n<result>46</result>\n', '46<|eos|>']);
+    const merged = mergeTimelines(timelines, { compareBy: 'token', ignoreTools: false, snapDetection: false });
+    expect(merged.timelines).toHaveLength(1);
+    expect(merged.timelines[0]!.messages.map((m) => m.author)).toEqual(['env', 'llm', 'env', 'llm']);
+  });
+});
+
+test('the blob-store recorder keeps each episode\'s timelines apart and in the order they were served', async () => {
+  const store = tempStore('gateway-recorder');
+  const record = blobStoreRecorder(store);
+  const t = (id: string): Timeline => ({ id, agent: 'agent', tools: '', messages: [{ author: 'llm', text: id, tokenIds: [1], logprobs: [-1] }] });
+  await record('ep/a', t('a1'));
+  await record('ep-b', t('b1'));
+  await record('ep/a', t('a2'));
+  expect((await readEpisodeTimelines(store, 'ep/a')).map((x) => x.id)).toEqual(['a1', 'a2']);
+  expect((await readEpisodeTimelines(store, 'ep-b')).map((x) => x.id)).toEqual(['b1']);
+  // A second gateway on the same store goes on numbering after what is there.
+  await blobStoreRecorder(store)('ep/a', t('a3'));
+  expect((await readEpisodeTimelines(store, 'ep/a')).map((x) => x.id)).toEqual(['a1', 'a2', 'a3']);
+});
