@@ -69,7 +69,7 @@ export async function readSamples(store: BlobStore, ref: BlobRef): Promise<Sampl
   return (await getJson<SampleFile>(store, ref)).samples;
 }
 
-async function writeSet(store: BlobStore, role: AgentRole, samples: Sample[], merging?: { counts: TimelineCounts; snaps: SnapReport[] }): Promise<SampleSetRef> {
+export async function writeSet(store: BlobStore, role: AgentRole, samples: Sample[], merging?: { counts: TimelineCounts; snaps: SnapReport[] }): Promise<SampleSetRef> {
   const file: SampleFile = { samples, ...(merging && merging.snaps.length > 0 ? { snaps: merging.snaps } : {}) };
   const ref = await putJson(store, file, `samples-${role}`);
   return {

@@ -22,6 +22,40 @@ export interface MergedRole {
   snaps: SnapReport[];
 }
 
+/**
+ * One agent's timelines (in capture order) repaired and merged as the timeline config says: a
+ * sample per surviving timeline (its id with it), and the counts and snap reports of the merge.
+ */
+export function mergeAgentTimelines(
+  own: Timeline[],
+  cfg: RunConfig['timeline'],
+  credit?: (survivor: Timeline) => number[],
+): { samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; timeline: string }>; counts: TimelineCounts; snaps: SnapReport[] } {
+  const fixed = cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
+  const merged = mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection });
+  const samples = merged.timelines.flatMap((t) => {
+    const sample = timelineToSample(t, { reward: 0, metadata: { role: 'single', episodeId: '', turn: 0, weightVersion: 0 } });
+    if (!sample) return [];
+    const { reward: _r, metadata: _m, ...trainable } = sample;
+    const tokenAdvantages = credit?.(t);
+    return [{ sample: { ...trainable, ...(tokenAdvantages ? { tokenAdvantages } : {}) }, timeline: t.id }];
+  });
+  const snaps: TimelineCounts['snaps'] = {};
+  for (const s of merged.snaps) snaps[s.reason] = (snaps[s.reason] ?? 0) + 1;
+  return {
+    samples,
+    counts: {
+      captured: own.length,
+      merged: samples.length,
+      tokensBefore: merged.stats.tokensIn,
+      tokensAfter: samples.reduce((n, s) => n + s.sample.promptTokens.length + s.sample.responseTokens.length, 0),
+      driftRepaired: fixed.repaired,
+      ...(cfg.snapDetection ? { snaps } : {}),
+    },
+    snaps: merged.snaps,
+  };
+}
+
 /** A call that could not be captured (a blob from before capture) is kept as its own sample. */
 export function unmergedCounts(t: CompletionTokens): TimelineCounts {
   const tokens = t.promptTokenIds.length + t.tokenIds.length;
@@ -52,30 +86,12 @@ export function mergeEpisode(
   });
   const out = new Map<AgentRole, MergedRole>();
   for (const role of [...new Set(generations.map((g) => g.role))]) {
-    const own = timelines.filter((t) => t.agent === role);
-    const fixed = cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
-    const merged = mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection });
-    const samples = merged.timelines.flatMap((t) => {
-      const sample = timelineToSample(t, { reward: 0, metadata: { role, episodeId: '', turn: 0, weightVersion: 0 } });
-      if (!sample) return [];
-      const { reward: _r, metadata: _m, ...trainable } = sample;
-      const credit = segmentAdvantages ? segmentTokenValues(t, segmentAdvantages, indexOf.get(t.id)!) : undefined;
-      return [{ sample: { ...trainable, ...(credit ? { tokenAdvantages: credit } : {}) }, generation: byId.get(t.id)! }];
-    });
-    const snaps: TimelineCounts['snaps'] = {};
-    for (const s of merged.snaps) snaps[s.reason] = (snaps[s.reason] ?? 0) + 1;
-    out.set(role, {
-      samples,
-      counts: {
-        captured: own.length,
-        merged: samples.length,
-        tokensBefore: merged.stats.tokensIn,
-        tokensAfter: samples.reduce((n, s) => n + s.sample.promptTokens.length + s.sample.responseTokens.length, 0),
-        driftRepaired: fixed.repaired,
-        ...(cfg.snapDetection ? { snaps } : {}),
-      },
-      snaps: merged.snaps,
-    });
+    const merged = mergeAgentTimelines(
+      timelines.filter((t) => t.agent === role),
+      cfg,
+      segmentAdvantages ? (t) => segmentTokenValues(t, segmentAdvantages, indexOf.get(t.id)!) : undefined,
+    );
+    out.set(role, { ...merged, samples: merged.samples.map((s) => ({ sample: s.sample, generation: byId.get(s.timeline)! })) });
   }
   return out;
 }

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createAgentActivities } from '../activities/agents';
 import { createConfigActivities } from '../activities/config';
 import { createDataActivities } from '../activities/data';
 import { createPlanActJobActivities } from '../activities/plan-act-jobs';
@@ -50,6 +51,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
             workflowBundle: { codePath: setup.workflowBundlePath ?? DEFAULT_WORKFLOW_BUNDLE },
             activities: {
               ...createConfigActivities(),
+              // Agent episodes' recorded timelines become samples here, next to the blob store.
+              ...createAgentActivities({ store }),
               ...createDataActivities({ store }),
               ...createSampleActivities({ store }),
               ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),
@@ -68,7 +71,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
         workers.push(await create(queue, { activities: createTrainingActivities({ store }), maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? 1 }));
         break;
       case 'tools':
-        workers.push(await create(queue, { activities: createToolActivities(), maxConcurrentActivityTaskExecutions: 64 }));
+        // Tools, and the outside agents (agentRollout) that call the gateway and run their own tools.
+        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: 64 }));
         break;
     }
   }

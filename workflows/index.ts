@@ -6,3 +6,4 @@ export { singleAgentRollout } from './single-agent-rollout';
 export { rolloutSession } from './rollout-session';
 export { planActJob } from './plan-act-job';
 export { treeRollout } from './tree-rollout';
+export { agentRollout } from './agent-rollout';

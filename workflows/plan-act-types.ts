@@ -155,6 +155,22 @@ export interface RolloutSummary {
   tree?: TreeRolloutCounts;
 }
 
+/** agentRollout's input: which gateway serves the policy the outside agent talks to. */
+export interface AgentRolloutInput {
+  runId: string;
+  rolloutId: number;
+  config: RunConfig;
+  gateway: {
+    /** Base URL of the OpenAI-compatible gateway, e.g. http://127.0.0.1:8000/v1. */
+    baseUrl: string;
+    model: string;
+    /** The weights version it serves (written on the samples). */
+    weightVersion: number;
+  };
+  /** Task queue of the workers that run agents; default the tools queue. */
+  agentQueue?: string;
+}
+
 export interface PlanActRolloutInput {
   /** Owner of the samples (the job, or the session of a dual-mode rollout). */
   runId: string;

@@ -1,0 +1,78 @@
+/**
+ * Agent episodes through the gateway, end to end on the real dev server: agentRollout runs the
+ * outside agent (official `openai` client) on the tools queue against a gateway started here, the
+ * gateway records each episode's calls, and the merged samples feed a real GRPO step. The gateway's
+ * engine is scripted as a trained actor behaves (a calculator call, then the result, wrong on odd
+ * seeds), so episodes have two calls each and groups have reward spread.
+ */
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { readSamples } from '../../activities/samples';
+import { createTrainingActivities, type TrainGrpoOutput } from '../../activities/training';
+import { parseRunConfig } from '../../src/config/parse';
+import type { Completion, SamplingParams } from '../../src/domain/types';
+import { blobStoreRecorder } from '../../src/gateway/recorder';
+import { createGateway } from '../../src/gateway/server';
+import { loadTokenizer } from '../../src/model/tokenizer';
+import type { AgentRolloutInput, RolloutSummary } from '../../workflows/plan-act-types';
+import { TASK_QUEUES } from '../../workflows/shared';
+import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+
+const tokenizer = loadTokenizer();
+let ctx: TestEnv;
+let gateway: FastifyInstance;
+let baseUrl: string;
+
+/** A calculator call first; after the result, the result (or 7 on odd seeds: a wrong answer). */
+async function scriptedActor(prompt: string, params: SamplingParams): Promise<Completion> {
+  const result = /<result>(.*?)<\/result>\n$/.exec(prompt)?.[1];
+  const expression = /^Evaluate: (\S+)\n/.exec(prompt)![1]!;
+  const text = result === undefined ? `<calc>${expression}</calc>` : (params.seed ?? 0) % 2 === 1 ? '7' : result;
+  const tokenIds = [...tokenizer.encode(text), ...(result !== undefined ? [tokenizer.eosId] : [])];
+  return { text, promptTokenIds: tokenizer.encode(prompt), tokenIds, logprobs: tokenIds.map(() => -0.2), entropy: tokenIds.map(() => 0), finishReason: result !== undefined ? 'eos' : 'stop' };
+}
+
+beforeAll(async () => {
+  ctx = await testEnv('agent-rollout');
+  gateway = createGateway({ engine: { complete: scriptedActor }, tokenizer, model: 'scripted-actor', maxSeq: 192, recorder: blobStoreRecorder(ctx.store) });
+  await gateway.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await ctx?.stop();
+});
+
+it('runs agent episodes through the gateway and merges each episode\'s recorded calls into one sample a GRPO step trains on', async () => {
+  const config = parseRunConfig({ seed: 2, model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 24 } });
+  const input: AgentRolloutInput = { runId: 'agents', rolloutId: 1, config, gateway: { baseUrl, model: 'scripted-actor', weightVersion: 0 } };
+  const handle = await ctx.env.client.workflow.start('agentRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('agents'), args: [input] });
+  const result = (await handle.result()) as RolloutSummary;
+  expect(result.episodes).toBe(4);
+  expect(result.answered).toBe(4);
+  expect(result.metrics.generations).toBe(8);
+  // Seeds alternate parity within each group: one right, one wrong answer per problem.
+  const rewards = new Map<string, number[]>();
+  for (const r of result.rows) rewards.set(r.groupId!, [...(rewards.get(r.groupId!) ?? []), r.reward]);
+  expect([...rewards.values()].map((rs) => [...rs].sort())).toEqual([[0, 1], [0, 1]]);
+  const set = result.samples.single!;
+  expect(set).toMatchObject({ samples: 4, timelines: { captured: 8, merged: 4 } });
+  const samples = await readSamples(ctx.store, set.ref);
+  for (const s of samples) {
+    // Both model turns trained, the tool result between them not.
+    const decoded = tokenizer.decode(s.responseTokens.filter((_, j) => s.lossMask[j] === 1));
+    expect(decoded).toMatch(/^<calc>\S+<\/calc>-?\d+<\|eos\|>$/);
+    expect(s.lossMask).toContain(0);
+    expect(s.reward).toBe(result.rows.find((r) => r.episodeId === s.metadata.episodeId)!.reward);
+  }
+
+  // A training step accepts them.
+  const training = createTrainingActivities({ store: ctx.store });
+  const runId = uniqueId('agents-train');
+  const init = await training.initPolicy({ runId, model: config.model, seed: 1 });
+  const out: TrainGrpoOutput = await new MockActivityEnvironment().run(training.trainGrpo, { runId, checkpoint: init.checkpoint, samples: [set], step: 1, rl: config.rl, resetOptimizer: true });
+  expect(out.rows).toBe(4);
+  expect(out.checkpoint.step).toBe(1);
+});

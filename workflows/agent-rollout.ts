@@ -1,0 +1,92 @@
+/**
+ * agentRollout: a rollout whose episodes are played by an outside agent through the OpenAI-compatible
+ * gateway. Each episode gets a fresh episode id; the agent (an activity on the tools queue, written
+ * against the official `openai` client) solves its problem while the gateway records its calls; the
+ * workflow scores the answer, and the recorded timelines of the episodes are merged into samples
+ * (the problem's episodes form its GRPO group), ready for a training step.
+ * An agent that fails or times out ends its episode with reward 0; the rollout goes on.
+ */
+import { ActivityFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { AgentActivities, AgentEpisodeResult } from '../activities/agents';
+import { problemFromExpression } from '../src/tasks/arith/problem';
+import { arithReward } from '../src/tasks/arith/reward';
+import { mean, rolloutProblems, workflowNow } from './plan-act-common';
+import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from './plan-act-types';
+import { TASK_QUEUES } from './shared';
+
+export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSummary> {
+  const cfg = input.config;
+  const started = workflowNow();
+  const self = workflowInfo().workflowId;
+  const { runAgentEpisode } = proxyActivities<AgentActivities>({
+    taskQueue: input.agentQueue ?? TASK_QUEUES.tools,
+    startToCloseTimeout: cfg.timeouts.generateSec * 1000,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
+  const { writeAgentSamples } = proxyActivities<AgentActivities>({
+    taskQueue: TASK_QUEUES.orchestration,
+    startToCloseTimeout: '5m',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 10 },
+  });
+
+  const problems = rolloutProblems(cfg, input.rolloutId);
+  const played = await Promise.all(
+    problems.map(async (p) => {
+      const episodeId = `${self}/e${p.index}`;
+      let result: AgentEpisodeResult | undefined;
+      let failure: string | undefined;
+      try {
+        result = await runAgentEpisode({
+          baseUrl: input.gateway.baseUrl,
+          model: input.gateway.model,
+          episodeId,
+          expression: p.expression,
+          maxCalls: cfg.rollout.maxToolCallsPerAct,
+          temperature: cfg.rl.temperature,
+          maxTokens: cfg.rl.maxNewTokens,
+          seed: cfg.seed * 100_003 + input.rolloutId * 1_009 + p.index,
+        });
+      } catch (err) {
+        if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+        failure = 'agent-failed';
+      }
+      const answer = result?.answer ?? null;
+      const reward = arithReward(problemFromExpression(p.expression), answer);
+      return { p, episodeId, result, answer, reward, failure };
+    }),
+  );
+  const finished = played.filter((e) => e.result !== undefined);
+  const set = await writeAgentSamples({
+    episodes: finished.map((e) => ({ recordedAs: e.result!.recordedAs, episodeId: e.episodeId, groupId: e.p.groupId, reward: e.reward })),
+    timeline: cfg.timeline,
+    weightVersion: input.gateway.weightVersion,
+  });
+  const rows: EpisodeRow[] = played.map((e) => ({
+    episodeId: e.episodeId,
+    groupId: e.p.groupId,
+    expression: e.p.expression,
+    reward: e.reward,
+    answer: e.answer,
+    ...(e.failure ? { failure: e.failure } : e.answer === null ? { failure: 'no-answer' } : {}),
+  }));
+  const failures: Record<string, number> = {};
+  for (const r of rows) if (r.failure) failures[r.failure] = (failures[r.failure] ?? 0) + 1;
+  return {
+    rolloutId: input.rolloutId,
+    mode: 'single',
+    episodes: played.length,
+    answered: played.filter((e) => e.answer !== null).length,
+    meanReward: mean(played.map((e) => e.reward)),
+    failures,
+    metrics: {
+      acts: 0,
+      generations: finished.reduce((n, e) => n + e.result!.requests, 0),
+      maxConcurrentActs: 0,
+      tools: { calls: 0, failures: 0, retries: 0, ms: 0 },
+      meanEpisodeMs: 0,
+      durationMs: workflowNow() - started,
+    },
+    rows,
+    samples: { single: set },
+  };
+}
