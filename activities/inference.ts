@@ -3,8 +3,9 @@
  * which batches them (see BatchingEngine); token ids, logprobs and entropy go to the blob store and
  * the history keeps the text and a few numbers a person can read.
  */
-import { Context } from '@temporalio/activity';
-import type { AgentRole, BlobRef, FinishReason, SamplingParams } from '../src/domain/types';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { AgentRole, BlobRef, Completion, FinishReason, SamplingParams } from '../src/domain/types';
+import { RemoteEngineRequestError, RemoteOpenAIEngine } from '../src/engine/openai-engine';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
@@ -25,6 +26,13 @@ export interface GenerateInput {
   params: SamplingParams;
   /** Character offsets where the prompt's messages begin (GenerateMeta.messageStarts); default one message. */
   messageStarts?: number[];
+  /** Generate on this OpenAI-compatible server instead of the embedded policy (weights then only label the samples). */
+  remote?: RemoteEngineRef;
+}
+
+export interface RemoteEngineRef {
+  baseUrl: string;
+  model: string;
 }
 
 export interface GenerateResult {
@@ -69,11 +77,25 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
   const engines = new EngineCache(store, maxBatch);
   let loaded: TextTokenizer | undefined;
   const tokenizer = (): TextTokenizer => (loaded ??= loadTokenizer());
+  const remotes = new Map<string, RemoteOpenAIEngine>();
+  /** The completion from the embedded engine of these weights, or from the remote server the input names. */
+  const complete = async (input: GenerateInput): Promise<Completion> => {
+    if (!input.remote) return (await engines.get(input.weights)).complete(input.prompt, input.params);
+    const key = `${input.remote.baseUrl} ${input.remote.model}`;
+    let remote = remotes.get(key);
+    if (!remote) remotes.set(key, (remote = new RemoteOpenAIEngine({ ...input.remote, tokenizer: tokenizer(), apiKey: process.env.DURABLE_RL_OPENAI_API_KEY })));
+    try {
+      return await remote.complete(input.prompt, input.params);
+    } catch (err) {
+      // A 4xx (unknown model, bad parameters) fails the same on every retry.
+      if (err instanceof RemoteEngineRequestError) throw ApplicationFailure.nonRetryable(err.message, 'RemoteEngineRequestError');
+      throw err;
+    }
+  };
 
   return {
     async generate(input: GenerateInput): Promise<GenerateResult> {
-      const engine = await engines.get(input.weights);
-      const c = await withHeartbeat(engine.complete(input.prompt, input.params), () => ({ role: input.role }));
+      const c = await withHeartbeat(complete(input), () => ({ role: input.role }));
       // The request as timeline capture needs it (activities/samples.ts): the prompt's messages with
       // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
       // with the EOS text, whose id is the last of tokenIds).

@@ -7,6 +7,7 @@
  * with an `x-episode-id` header are recorded as timelines in the blob store (DURABLE_RL_STORE,
  * default .data/store) under gateway/episodes/<id>/.
  */
+import type { AddressInfo } from 'node:net';
 import { Command, InvalidArgumentError } from 'commander';
 import { names } from '../activities/names';
 import { BatchingEngine } from '../src/engine/batcher';
@@ -54,7 +55,8 @@ async function main(): Promise<void> {
   const batcher = new BatchingEngine(engine, 64);
   const app = createGateway({ engine: { complete: (p, params) => batcher.complete(p, params) }, tokenizer, model: opts.model, maxSeq: config.maxSeq, recorder: blobStoreRecorder(store) });
   await app.listen({ port: opts.port, host: opts.host });
-  console.log(`gateway: http://${opts.host}:${opts.port}/v1 serving '${opts.model}' (${source}); requests with an x-episode-id header are recorded in the blob store ${store.root} (names gateway/episodes/<id>/)`);
+  const bound = (app.server.address() as AddressInfo).port;
+  console.log(`gateway: http://${opts.host}:${bound}/v1 serving '${opts.model}' (${source}); requests with an x-episode-id header are recorded in the blob store ${store.root} (names gateway/episodes/<id>/)`);
   const stop = () => void app.close().then(() => engine.release()).then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

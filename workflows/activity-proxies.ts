@@ -12,7 +12,7 @@ import type { RunConfig } from '../src/config/schema';
 import { TASK_QUEUES } from './shared';
 
 /** Failures that no retry can fix: bad config, bad input, model output that cannot be parsed. */
-export const NON_RETRYABLE_ERRORS = ['ConfigError', 'BadInputError', 'CalcInputError', 'PlanParseError'];
+export const NON_RETRYABLE_ERRORS = ['ConfigError', 'BadInputError', 'CalcInputError', 'PlanParseError', 'RemoteEngineRequestError'];
 
 const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
   initialInterval: '1s',

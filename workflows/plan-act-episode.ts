@@ -71,6 +71,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
           ...(input.seed !== undefined ? { seed: generationSeed(input.seed, role, meta) } : {}),
         },
         messageStarts: meta.messageStarts,
+        ...(input.policies[role].remote ? { remote: input.policies[role].remote } : {}),
       });
       if (meta.actId !== undefined) {
         // An act ends on a generation (its answer, or the output that broke a limit), so the span

@@ -96,6 +96,9 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 
   // Jobs started before jobs trained keep the commands they were recorded with.
   const trains = patched('plan-act-job-trains') && input.train !== false;
+  if (trains && cfg.inference.engine === 'openai') {
+    throw ApplicationFailure.nonRetryable('inference.engine: openai serves a remote model this job cannot train or publish; start the job with "train": false', 'ConfigError');
+  }
   if (trains && input.weights !== undefined) {
     throw ApplicationFailure.nonRetryable('invalid planActJob input: weights (a bare ONNX export) cannot be trained; give weightsFromRun, or train: false', 'ConfigError');
   }
@@ -114,7 +117,12 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
     state.evals = evals;
     if (evals.length === 0 && cfg.eval.rlEverySteps > 0) await evaluateOwn(0);
   }
-  const policyOf = (w: WeightsInfo): PolicyRef => ({ weights: w, ...(input.inferenceQueue !== undefined ? { inferenceQueue: input.inferenceQueue } : {}) });
+  const remote = cfg.inference.engine === 'openai' ? cfg.inference.openai : undefined;
+  const policyOf = (w: WeightsInfo): PolicyRef => ({
+    weights: w,
+    ...(input.inferenceQueue !== undefined ? { inferenceQueue: input.inferenceQueue } : {}),
+    ...(remote ? { remote } : {}),
+  });
   let policy = policyOf(weights);
 
   while (state.remaining.length > 0) {
@@ -206,6 +214,8 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 
   async function resolveWeights(): Promise<WeightsInfo> {
     if (input.weights) return input.weights;
+    // A remote server's weights are its own: version 0 only labels the samples.
+    if (cfg.inference.engine === 'openai') return { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'remote' } };
     if (input.weightsFromRun !== undefined) return jobs.resolveRunWeights({ runId: input.weightsFromRun });
     // A fresh policy of its own: the two jobs of a dual run are different models from the start.
     const seed = cfg.seed + (input.role === 'actor' ? 1 : 0);

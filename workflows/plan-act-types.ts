@@ -17,6 +17,8 @@ export interface PolicyRef {
   weights: WeightsInfo;
   /** Task queue of the inference workers for these weights; default: the project's inference queue. */
   inferenceQueue?: string;
+  /** inference.engine openai: generate on this OpenAI-compatible server (weights then only label samples). */
+  remote?: { baseUrl: string; model: string };
 }
 
 /** Samples of one role written to the blob store (claim check); the history keeps this much. */

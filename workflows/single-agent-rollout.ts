@@ -44,6 +44,7 @@ export async function singleAgentRollout(input: SingleAgentRolloutInput): Promis
         prompt,
         params: { maxNewTokens: meta.maxNewTokens, temperature: cfg.rl.temperature, topP: cfg.rl.topP, stop: meta.stop },
         messageStarts: meta.messageStarts,
+        ...(input.policy.remote ? { remote: input.policy.remote } : {}),
       }),
     calc: (expression) => meteredCalc(tools, expression, toolMetrics),
   };

@@ -81,6 +81,10 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
   }
+  if (cfg.inference.engine === 'openai') {
+    const message = 'trainingRun trains and publishes the embedded policy; a remote model (inference.engine: openai) is served to planActJob with "train": false';
+    throw configFailure(new ConfigError('workflow input', [{ path: 'inference.engine', message }]));
+  }
   if (cfg.rollout.kind === 'tree' && cfg.rl.dynamicSampling.enabled) {
     const message = 'dynamic sampling draws more Plan/Act batches; a tree rollout grows its groups by expansion instead (tree.*)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rl.dynamicSampling.enabled', message }]));

@@ -103,6 +103,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
         seed: fnv1a32(`${cfg.seed}:${input.rolloutId}:${id}`),
       },
       messageStarts: parent.starts,
+      ...(input.policy.remote ? { remote: input.policy.remote } : {}),
     });
     prefill.promptTokens += output.promptTokens;
     prefill.cachedPromptTokens += output.cachedPromptTokens ?? 0;

@@ -12,6 +12,9 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     if (result.data.rollout.kind === 'tree' && result.data.rl.groupSize !== result.data.tree.samplesPerRoot) {
       throw new ConfigError(source, [{ path: 'rl.groupSize', message: `a tree rollout's GRPO group is its root's tree.samplesPerRoot outputs: set rl.groupSize to ${result.data.tree.samplesPerRoot} (it is ${result.data.rl.groupSize})` }]);
     }
+    const { engine, openai } = result.data.inference;
+    if (engine === 'openai' && !openai) throw new ConfigError(source, [{ path: 'inference.openai', message: 'inference.engine: openai needs inference.openai: { baseUrl, model }' }]);
+    if (engine !== 'openai' && openai) throw new ConfigError(source, [{ path: 'inference.openai', message: 'inference.openai takes effect with inference.engine: openai' }]);
     const initial = result.data.tree.initialRollouts;
     if (Array.isArray(initial) && initial.length !== result.data.rl.promptsPerStep) {
       throw new ConfigError(source, [{ path: 'tree.initialRollouts', message: `one number per prompt: ${initial.length} given, rl.promptsPerStep is ${result.data.rl.promptsPerStep}` }]);

@@ -213,15 +213,11 @@ export const EvalSchema = z
 
 export const InferenceSchema = z
   .object({
-    engine: z
-      .enum(['embedded', 'openai'])
-      .default('embedded')
-      .superRefine((engine, ctx) => {
-        if (engine !== 'embedded') ctx.addIssue({ code: 'custom', message: `not available yet: inference.engine '${engine}'; only 'embedded' runs today` });
-      })
-      .transform(() => 'embedded' as const),
+    /** embedded: the policy this project trains (ONNX on the inference workers); openai: a remote OpenAI-compatible server (inference.openai). */
+    engine: z.enum(['embedded', 'openai']).default('embedded'),
     maxBatch: notAvailableYet('the batch size belongs to the inference worker (createInferenceActivities maxBatch), not to a run'),
-    openai: notAvailableYet('remote OpenAI-compatible engines'),
+    /** The remote server with inference.engine: openai (vLLM, SGLang, `npm run gateway`); its API key from DURABLE_RL_OPENAI_API_KEY on the inference workers. */
+    openai: z.object({ baseUrl: z.url(), model: z.string().min(1) }).strict().optional(),
   })
   .strict();
 

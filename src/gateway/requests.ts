@@ -57,6 +57,8 @@ export const CompletionRequest = z
     prompt: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
     logprobs: z.number().int().min(0).max(5).optional(),
     echo: z.literal(false).optional(),
+    /** vLLM's extension: return the prompt's and each choice's token ids. */
+    return_token_ids: z.boolean().optional(),
   })
   .strict();
 export type CompletionRequest = z.infer<typeof CompletionRequest>;

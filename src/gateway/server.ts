@@ -113,7 +113,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     const body = parseBody(CompletionRequest, req.body);
     checkModel(body.model);
     if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
-    if (body.logprobs) throw new GatewayError(400, 'logprobs > 0 (top alternatives) is not supported by the embedded engine; use /v1/chat/completions with logprobs: true', 'invalid_request_error', 'logprobs');
+    if (body.logprobs) throw new GatewayError(400, 'logprobs > 0 (top alternatives) is not supported by the embedded engine; logprobs: 0 returns the sampled tokens\' logprobs', 'invalid_request_error', 'logprobs');
     const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
     const id = `cmpl-${randomUUID()}`;
     const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
@@ -131,7 +131,15 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       object: 'text_completion',
       created: created(),
       model: opts.model,
-      choices: outs.map((c, k) => ({ index: k, text: c.text, logprobs: null, finish_reason: c.finishReason === 'length' ? 'length' : 'stop' })),
+      choices: outs.map((c, k) => ({
+        index: k,
+        text: c.text,
+        logprobs: body.logprobs === 0 ? { tokens: c.tokenIds.map((t) => opts.tokenizer.decode([t])), token_logprobs: c.logprobs, top_logprobs: null, text_offset: [] } : null,
+        finish_reason: c.finishReason === 'length' ? 'length' : 'stop',
+        // vLLM's conventions: what stopped it (a stop string, or null for the end-of-sequence token), and the ids.
+        stop_reason: c.finishReason === 'stop' ? (toList(body.stop).find((s) => c.text.includes(s)) ?? null) : null,
+        ...(body.return_token_ids ? { prompt_token_ids: c.promptTokenIds, token_ids: c.tokenIds } : {}),
+      })),
       usage: usageOf(lengths.reduce((a, b) => a + b, 0), outs),
     };
   });

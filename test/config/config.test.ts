@@ -29,9 +29,10 @@ describe('run config', () => {
     [{ rollout: { kind: 'standard' } }, 'rollout.kind', /not available yet.*standard/],
     [{ tree: { beamSize: 3 } }, 'tree', /take effect with rollout\.kind: tree/],
     [{ horizon: {} }, 'horizon', /not available yet: dynamic plan horizons/],
-    [{ inference: { engine: 'openai' } }, 'inference.engine', /not available yet.*openai/],
+    [{ inference: { engine: 'openai' } }, 'inference.openai', /needs inference\.openai/],
+    [{ inference: { openai: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' } } }, 'inference.openai', /takes effect with inference\.engine: openai/],
     [{ inference: { maxBatch: 8 } }, 'inference.maxBatch', /not available yet/],
-    [{ inference: { openai: { model: 'x' } } }, 'inference.openai', /not available yet/],
+    [{ inference: { engine: 'openai', openai: { model: 'x' } } }, 'inference.openai.baseUrl', /expected string|Invalid/],
   ])('rejects a key that is not implemented yet, naming it: %j', (raw, field, message) => {
     expect(problemsOf(() => parseRunConfig(raw))).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(message) })]);
   });
