@@ -41,15 +41,15 @@ afterAll(async () => {
 
 it('survives SIGKILL of the training and inference workers without losing or duplicating checkpoints', async () => {
   // Each worker freezes inside an activity: the trainer in the middle of the 8-to-16 SFT chunk, the
-  // inference worker once an evaluation has finished its first episodes; each is then SIGKILLed.
+  // inference worker as its second evaluation starts (an evaluation can finish within a second, before
+  // any progress heartbeat, so freezing on one would be a race); each is then SIGKILLed.
   const trainer = workers.spawnFreezingWorker('trainer', 'trainSft:step:12');
-  const inference = workers.spawnFreezingWorker('inference', 'evaluatePolicy:episodesDone:1');
+  const inference = workers.spawnFreezingWorker('inference', 'evaluatePolicy:start:2');
   const { workflowId, handle } = await ctx.startTrainingRun(
     'crash',
     tinyRunConfig({
       model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
       sft: { steps: 24, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
-      // An evaluation long enough (seconds) to heartbeat its progress before it ends.
       eval: { everySteps: 8, maxNewTokens: 48 },
       task: { trainProblems: 60, evalProblems: 96 },
       timeouts: { heartbeatSec: 3 },
@@ -57,7 +57,7 @@ it('survives SIGKILL of the training and inference workers without losing or dup
   );
   const frozen = await Promise.all([workers.killWhenFrozen('trainer', trainer), workers.killWhenFrozen('inference', inference)]);
   expect(frozen[0]).toMatch(/^FROZEN trainSft \{"step":12,/);
-  expect(frozen[1]).toMatch(/^FROZEN evaluatePolicy \{"episodesDone":\d+\}/);
+  expect(frozen[1]).toBe('FROZEN evaluatePolicy {"start":2}');
 
   const result = (await handle.result()) as TrainingRunResult;
   expect(result.sftSteps).toBe(24);
