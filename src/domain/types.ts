@@ -57,6 +57,8 @@ export interface SamplingParams {
   stop: string[];
   /** Seed for reproducible sampling; omitted means nondeterministic. */
   seed?: number;
+  /** Also return the this-many most likely tokens at every step (OpenAI top_logprobs); default none. */
+  topLogprobs?: number;
 }
 
 /** What a policy engine returns for one prompt. */
@@ -74,4 +76,6 @@ export interface Completion {
   finishReason: FinishReason;
   /** Prompt tokens whose KV the engine reused from its prefix cache (not prefilled again). */
   cachedPromptTokens?: number;
+  /** With SamplingParams.topLogprobs: per generated token, the most likely alternatives, most likely first. */
+  topLogprobs?: Array<Array<{ id: number; logprob: number }>>;
 }

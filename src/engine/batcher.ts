@@ -84,5 +84,5 @@ export class BatchingEngine {
 }
 
 function paramsKey(p: SamplingParams): string {
-  return JSON.stringify([p.maxNewTokens, p.temperature, p.topP, p.stop]);
+  return JSON.stringify([p.maxNewTokens, p.temperature, p.topP, p.stop, p.topLogprobs ?? 0]);
 }

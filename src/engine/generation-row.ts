@@ -1,12 +1,13 @@
 import type { Completion, FinishReason, SamplingParams } from '../domain/types';
 import type { TextTokenizer } from '../model/tokenizer-types';
-import { type SamplerScratch, finishReason, sampleToken, tokenLogprob, tokenStats } from './sampling';
+import { type SamplerScratch, finishReason, sampleToken, tokenLogprob, tokenStats, topLogprobs } from './sampling';
 
 /** One prompt's generation state, independent of how rows are batched. */
 export class GenerationRow {
   readonly tokenIds: number[] = [];
   readonly logprobs: number[] = [];
   readonly entropy: number[] = [];
+  readonly topLogprobs: Array<Array<{ id: number; logprob: number }>> = [];
   finish: FinishReason | undefined;
   /** Prompt positions whose keys and values came from the prefix cache instead of prefill. */
   cachedPromptTokens = 0;
@@ -48,6 +49,7 @@ export class GenerationRow {
     const stats = tokenStats(logits, offset, V);
     this.tokenIds.push(token);
     this.logprobs.push(tokenLogprob(logits, offset, V, token, params.temperature));
+    if (params.topLogprobs) this.topLogprobs.push(topLogprobs(logits, offset, V, params.temperature, params.topLogprobs));
     this.entropy.push(stats.entropy);
     const text = params.stop.length > 0 && token !== tokenizer.eosId ? tokenizer.decode(this.tokenIds) : undefined;
     this.finish = finishReason({
@@ -75,6 +77,7 @@ export class GenerationRow {
       entropy: this.entropy.slice(),
       finishReason: this.finish ?? 'length',
       cachedPromptTokens: this.cachedPromptTokens,
+      ...(this.topLogprobs.length > 0 ? { topLogprobs: this.topLogprobs.map((step) => step.slice()) } : {}),
     };
   }
 }

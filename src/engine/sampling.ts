@@ -55,6 +55,29 @@ export function tokenLogprob(logits: ArrayLike<number>, offset: number, V: numbe
   return ((logits[offset + token] as number) - max) / T - Math.log(sum);
 }
 
+/**
+ * The k most likely next tokens and their logprobs under the same distribution as tokenLogprob
+ * (softmax(logits / T), temperature 1 when greedy), most likely first; ties by lower id.
+ */
+export function topLogprobs(logits: ArrayLike<number>, offset: number, V: number, temperature: number, k: number): Array<{ id: number; logprob: number }> {
+  const T = logprobTemperature(temperature);
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) max = Math.max(max, logits[offset + i] as number);
+  let sum = 0;
+  for (let i = 0; i < V; i++) sum += Math.exp(((logits[offset + i] as number) - max) / T);
+  const logZ = Math.log(sum);
+  const best: Array<{ id: number; logprob: number }> = [];
+  for (let i = 0; i < V; i++) {
+    const lp = ((logits[offset + i] as number) - max) / T - logZ;
+    if (best.length < k || lp > best[best.length - 1]!.logprob) {
+      best.push({ id: i, logprob: lp });
+      best.sort((a, b) => b.logprob - a.logprob || a.id - b.id);
+      if (best.length > k) best.pop();
+    }
+  }
+  return best;
+}
+
 export function argmax(logits: ArrayLike<number>, offset: number, V: number): number {
   let best = 0;
   let bestVal = -Infinity;

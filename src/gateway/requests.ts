@@ -16,7 +16,8 @@ const ChatMessage = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional() }).strict(),
   // refusal: null is what the API returns on every assistant message; agents send the message back as is.
   z.object({ role: z.literal('assistant'), content: z.string().nullable().optional(), tool_calls: z.array(ToolCall).optional(), name: z.string().optional(), refusal: z.null().optional() }).strict(),
-  z.object({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string() }).strict(),
+  // LangChain sends the tool's name with its result; OpenAI accepts it.
+  z.object({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string(), name: z.string().optional() }).strict(),
 ]);
 export type ChatMessage = z.infer<typeof ChatMessage>;
 

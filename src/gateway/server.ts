@@ -78,7 +78,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   app.post('/v1/chat/completions', async (req, reply) => {
     const body = parseBody(ChatRequest, req.body);
     checkModel(body.model);
-    if (body.top_logprobs) throw new GatewayError(400, 'top_logprobs is not supported by the embedded engine (it returns the sampled token\'s logprob only)', 'invalid_request_error', 'top_logprobs');
+    if (body.top_logprobs && !body.logprobs) throw new GatewayError(400, 'top_logprobs needs logprobs: true', 'invalid_request_error', 'top_logprobs');
     const tools = offersCalculator(body);
     const chat = renderChat(body.messages);
     const promptIds = opts.tokenizer.encode(chat.text);
@@ -87,7 +87,14 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     const id = `chatcmpl-${randomUUID()}`;
     const outs = await Promise.all(
       Array.from({ length: body.n }, (_, k) =>
-        opts.engine.complete(chat.text, { maxNewTokens, temperature: body.temperature, topP: body.top_p, stop, ...(body.seed !== undefined ? { seed: body.seed + k } : {}) }),
+        opts.engine.complete(chat.text, {
+          maxNewTokens,
+          temperature: body.temperature,
+          topP: body.top_p,
+          stop,
+          ...(body.seed !== undefined ? { seed: body.seed + k } : {}),
+          ...(body.top_logprobs ? { topLogprobs: body.top_logprobs } : {}),
+        }),
       ),
     );
     const turns = outs.map((c, k) => readAssistantTurn(c.text, c.finishReason, tools, `call_${id.slice(-12)}_${k}`));
@@ -100,7 +107,9 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       return {
         index: k,
         message: { role: 'assistant' as const, content: turn.content, ...(turn.tool_calls ? { tool_calls: turn.tool_calls } : {}), refusal: null },
-        logprobs: body.logprobs ? { content: c.tokenIds.map((t, i) => tokenLogprob(opts.tokenizer, t, c.logprobs[i]!)) } : null,
+        logprobs: body.logprobs
+          ? { content: c.tokenIds.map((t, i) => ({ ...tokenLogprob(opts.tokenizer, t, c.logprobs[i]!), top_logprobs: (c.topLogprobs?.[i] ?? []).map((a) => tokenLogprob(opts.tokenizer, a.id, a.logprob)) })) }
+          : null,
         finish_reason: turn.finish_reason,
       };
     });
@@ -171,7 +180,7 @@ function usageOf(promptTokens: number, outs: readonly Completion[]) {
 
 function tokenLogprob(tokenizer: TextTokenizer, id: number, logprob: number) {
   const token = tokenizer.decode([id]);
-  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')] };
 }
 
 interface StreamedChat {

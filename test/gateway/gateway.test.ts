@@ -17,6 +17,7 @@ import { loadTokenizer } from '../../src/model/tokenizer';
 import { mergeTimelines } from '../../src/timeline/merge';
 import type { Timeline } from '../../src/timeline/types';
 import { tempStore } from '../helpers/store';
+import { solveWithLangChain } from '../../scripts/langchain-agent';
 
 const tokenizer = loadTokenizer();
 const cfg = { vocabSize: tokenizer.vocabSize, maxSeq: 128, dModel: 32, nLayers: 1, nHeads: 2, dFf: 64 };
@@ -72,6 +73,22 @@ test('lists its model and answers a chat request with usage and per-token logpro
   const again = await embedded.client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 12+34\n' }], max_tokens: 8, seed: 4 });
   expect(again.choices[0]!.message.content).toBe(r.choices[0]!.message.content);
   expect([...recorded.keys()]).toEqual(['ep-basic']);
+});
+
+test('returns the most likely alternatives per token with top_logprobs, the greedy choice first among them', async () => {
+  const r = await embedded.client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 8+9\n' }], max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 3 });
+  const content = r.choices[0]!.logprobs!.content!;
+  expect(content.length).toBeGreaterThan(0);
+  for (const t of content) {
+    expect(t.top_logprobs).toHaveLength(3);
+    const lps = t.top_logprobs.map((a) => a.logprob);
+    expect(lps).toEqual([...lps].sort((a, b) => b - a));
+    // Greedy: the token taken is the most likely one, with its logprob.
+    expect(t.top_logprobs[0]!.token).toBe(t.token);
+    expect(t.top_logprobs[0]!.logprob).toBeCloseTo(t.logprob, 6);
+  }
+  const bad = await embedded.client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], top_logprobs: 2 }).catch((e: unknown) => e);
+  expect(bad).toMatchObject({ status: 400, param: 'top_logprobs' });
 });
 
 test('streams the same answer as server-sent chunks, ending with usage when asked', async () => {
@@ -178,6 +195,15 @@ describe('tool calls', () => {
     const merged = mergeTimelines(timelines, { compareBy: 'token', ignoreTools: false, snapDetection: false });
     expect(merged.timelines).toHaveLength(1);
     expect(merged.timelines[0]!.messages.map((m) => m.author)).toEqual(['env', 'llm', 'env', 'llm']);
+  });
+
+  it('serves a LangChain agent (ChatOpenAI with a bound calc tool) the same way', async () => {
+    const answer = await solveWithLangChain(scripted.base, MODEL, '12+34', 'ep-langchain');
+    expect(answer).toBe('46');
+    const timelines = recorded.get('ep-langchain')!;
+    expect(timelines).toHaveLength(2);
+    expect(timelines[1]!.messages.map((m) => m.text)).toEqual(['Evaluate: 12+34\n', '<calc>12+34</calc>', '\n<result>46</result>\n', '46<|eos|>']);
+    expect(mergeTimelines(timelines, { compareBy: 'text', ignoreTools: true, snapDetection: false }).timelines).toHaveLength(1);
   });
 });
 
