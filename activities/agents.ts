@@ -63,10 +63,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
       const snaps: SnapReport[] = [];
       for (const e of input.episodes) {
         const timelines = await readEpisodeTimelines(store, e.recordedAs);
-        // timeline.merge false: every call its own sample (a distinct agent name each, so none merges).
-        const merged = input.timeline.merge
-          ? mergeAgentTimelines(timelines, input.timeline)
-          : mergeAgentTimelines(timelines.map((t, i) => ({ ...t, agent: `${t.agent}#${i}` })), input.timeline);
+        const merged = mergeAgentTimelines(timelines, input.timeline);
         addCounts(counts, merged.counts);
         snaps.push(...merged.snaps);
         for (const s of merged.samples) {

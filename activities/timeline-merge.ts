@@ -7,6 +7,7 @@ import type { RunConfig } from '../src/config/schema';
 import { captureTimeline } from '../src/timeline/capture';
 import { fixRetokenizationDrift } from '../src/timeline/drift';
 import { mergeTimelines } from '../src/timeline/merge';
+import { mergeStats } from '../src/timeline/stats';
 import { timelineToSample } from '../src/timeline/to-sample';
 import type { SnapReport, Timeline } from '../src/timeline/types';
 import type { TimelineCounts } from '../src/timeline/counts';
@@ -25,14 +26,17 @@ export interface MergedRole {
 /**
  * One agent's timelines (in capture order) repaired and merged as the timeline config says: a
  * sample per surviving timeline (its id with it), and the counts and snap reports of the merge.
+ * With timeline.merge false every timeline is its own sample, as captured.
  */
 export function mergeAgentTimelines(
   own: Timeline[],
   cfg: RunConfig['timeline'],
   credit?: (survivor: Timeline) => number[],
 ): { samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; timeline: string }>; counts: TimelineCounts; snaps: SnapReport[] } {
-  const fixed = cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
-  const merged = mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection });
+  const fixed = cfg.merge && cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
+  const merged = cfg.merge
+    ? mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection })
+    : { timelines: own, snaps: [], stats: mergeStats(own, own) };
   const samples = merged.timelines.flatMap((t) => {
     const sample = timelineToSample(t, { reward: 0, metadata: { role: 'single', episodeId: '', turn: 0, weightVersion: 0 } });
     if (!sample) return [];

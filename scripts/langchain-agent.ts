@@ -8,10 +8,9 @@
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { Command } from 'commander';
 import { z } from 'zod';
 import { calc } from '../src/tasks/arith/calc';
-import { generateProblems } from '../src/tasks/arith/problem';
+import { agentMain } from './lib/agent-cli';
 
 const calcTool = tool(async ({ expression }: { expression: string }) => calc(expression), {
   name: 'calc',
@@ -32,29 +31,4 @@ export async function solveWithLangChain(baseUrl: string, model: string, express
   return null;
 }
 
-async function main(): Promise<void> {
-  const opts = new Command()
-    .option('--base-url <url>', 'OpenAI-compatible endpoint', 'http://127.0.0.1:8000/v1')
-    .option('--model <name>', 'model name', 'durable-rl')
-    .option('--problems <n>', 'problems to solve', (v) => Number(v), 16)
-    .option('--seed <n>', 'which problems', (v) => Number(v), 1)
-    .parse()
-    .opts<{ baseUrl: string; model: string; problems: number; seed: number }>();
-  const problems = generateProblems({ seed: opts.seed, count: opts.problems, split: 'heldout', difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 2, operators: ['+'] } });
-  let correct = 0;
-  for (const [i, p] of problems.entries()) {
-    const episode = `langchain-s${opts.seed}-${i}`;
-    const answer = await solveWithLangChain(opts.baseUrl, opts.model, p.expression, episode);
-    const ok = answer === calc(p.expression);
-    correct += ok ? 1 : 0;
-    console.log(`${episode}: ${p.expression} → ${answer ?? '(no answer)'} ${ok ? '✓' : '✗'}`);
-  }
-  console.log(`${correct} of ${problems.length} correct`);
-}
-
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+if (require.main === module) agentMain('langchain', (baseUrl, model, expression, episodeId) => solveWithLangChain(baseUrl, model, expression, episodeId));

@@ -29,6 +29,8 @@ import {
   buildForest,
   completeSegment,
   forestSummary,
+  generatedTokens,
+  pathTo,
   pendingNodes,
   sampleOutputs,
   scoreLeaf,
@@ -72,7 +74,6 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const state: TreeRolloutState = { phase: 'build', iteration: 0, summary: [] };
   let forest: Forest = buildForest(problems.length, tree.initialRollouts);
   const texts = new Map<string, NodeText>();
-  const rewards = new Map<string, number>();
   const prefill = { promptTokens: 0, cachedPromptTokens: 0 };
   const answers = new Map<string, string | null>();
   forest.roots.forEach((id, r) => {
@@ -147,10 +148,8 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       return;
     }
     const answer = end === 'eos' ? actorAnswer(context, texts.get(forest.roots[node.root]!)!.context) : null;
-    const reward = answer === null ? 0 : arithReward(parsed[node.root]!, answer);
     answers.set(id, answer);
-    rewards.set(id, reward);
-    forest = scoreLeaf(forest, id, reward);
+    forest = scoreLeaf(forest, id, answer === null ? 0 : arithReward(parsed[node.root]!, answer));
   };
   /** Generates until no node is pending: each round grows every pending node at once. */
   const growAll = async (): Promise<void> => {
@@ -174,32 +173,34 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
 
   enter('outputs');
   const outputs = forest.roots.flatMap((_, r) =>
-    sampleOutputs(forest, r, tree.samplesPerRoot, rng).map((o, k) => ({ ...o, root: r, k })),
+    sampleOutputs(forest, r, tree.samplesPerRoot, rng).map((o, k) => ({
+      ...o,
+      root: r,
+      episodeId: `${self}/${o.id}#${k}`,
+      groupId: `r${input.rolloutId}-p${r}`,
+      reward: forest.nodes[o.id]!.reward ?? 0,
+      // The output's segments, root excluded (it generated nothing).
+      segments: pathTo(forest, o.id).slice(1),
+    })),
   );
-  const groupId = (r: number) => `r${input.rolloutId}-p${r}`;
-  const pathSegments = (leaf: string): string[] => {
-    const out: string[] = [];
-    for (let id: string | null = leaf; id !== null; id = forest.nodes[id]!.parent) if (forest.nodes[id]!.depth > 0) out.unshift(id);
-    return out;
-  };
   // tree.advantage 'tree': each segment's TreeRL credit, from the rewards of the leaves below it.
   const credit = tree.advantage === 'tree' ? forest.roots.map((_, r) => treeAdvantages(forest, r, { reweight: 'sqrt' })) : undefined;
   const sets = await samples.writeEpisodeSamples({
     episodes: outputs.map((o) => ({
-      episodeId: `${self}/${o.id}#${o.k}`,
-      groupId: groupId(o.root),
-      reward: rewards.get(o.id) ?? 0,
-      generations: pathSegments(o.id).map((id) => texts.get(id)!.generation!),
-      ...(credit ? { segmentAdvantages: pathSegments(o.id).map((id) => credit[o.root]![id] ?? 0) } : {}),
+      episodeId: o.episodeId,
+      groupId: o.groupId,
+      reward: o.reward,
+      generations: o.segments.map((id) => texts.get(id)!.generation!),
+      ...(credit ? { segmentAdvantages: o.segments.map((id) => credit[o.root]![id] ?? 0) } : {}),
     })),
     timeline: cfg.timeline,
   });
 
   const rows: EpisodeRow[] = outputs.map((o) => ({
-    episodeId: `${self}/${o.id}#${o.k}`,
-    groupId: groupId(o.root),
+    episodeId: o.episodeId,
+    groupId: o.groupId,
     expression: problems[o.root]!.expression,
-    reward: rewards.get(o.id) ?? 0,
+    reward: o.reward,
     answer: answers.get(o.id) ?? null,
     ...(o.duplicate ? { failure: 'duplicate-leaf' } : {}),
   }));
@@ -227,7 +228,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     tree: {
       nodes: nodes.length,
       leaves: nodes.filter((n) => n.status === 'leaf').length,
-      generatedTokens: nodes.reduce((n, x) => n + x.generatedTokens, 0),
+      generatedTokens: generatedTokens(forest),
       duplicates: outputs.filter((o) => o.duplicate).length,
       ...prefill,
     },
