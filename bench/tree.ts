@@ -6,7 +6,11 @@
  * no expansion) and once as a tree (a few chains, then expansion rounds from branch points), and
  * the table compares generated tokens, wall time, reward and duplicate outputs.
  *
- *   npm run build && npm run bench:tree [-- --sft-steps 200 --rollouts 4 --leaves 8 --initial 2]
+ *   npm run build && npm run bench:tree [-- --sft-steps 200 --rollouts 4 --leaves 8 --initial 2 --segment-tokens 4]
+ *
+ * Tree columns: branching from the root and tool results (the design), from tool results only
+ * (tree.expandFromRoot false), and also inside turns (turns cut into --segment-tokens segments,
+ * TreePO-style; 0 leaves those columns out).
  *
  * Also the inference worker's prefix-cache hit rate (prompt tokens whose KV was reused). RL reward at
  * equal generated tokens is scripts/tree-vs-independent.sh (see the README).
@@ -59,37 +63,53 @@ async function main(): Promise<void> {
       rollout: { kind: 'tree' },
       tree: { initialRollouts: initial, expansionIterations: Math.ceil((leaves - initial) / 2), expansionsPerIteration: 1, beamSize: 2, samplesPerRoot: leaves, nodeSampling: 'entropy' },
     });
-    const treeRandom = parseRunConfig({ ...base, rollout: { kind: 'tree' }, tree: { ...tree.tree, nodeSampling: 'random' } });
+    const segmentTokens = Number(arg('segment-tokens', '4'));
+    const variant = (nodeSampling: 'entropy' | 'random', segments: number, expandFromRoot: boolean) =>
+      parseRunConfig({ ...base, rollout: { kind: 'tree' }, tree: { ...tree.tree, nodeSampling, segmentTokens: segments, expandFromRoot } });
+    // Branch points: the root and tool results (the design); tool results only (root-level diversity
+    // from the initial chains, as ARPO); and also inside turns (segments of segmentTokens, as TreePO).
+    const variants: Array<{ name: string; label: string; config: typeof tree }> = [
+      { name: 'tree', label: 'tree (entropy)', config: tree },
+      { name: 'tree-random', label: 'tree (random)', config: variant('random', 0, true) },
+      { name: 'tree-inner', label: 'tree (entropy, not from root)', config: variant('entropy', 0, false) },
+      { name: 'tree-inner-random', label: 'tree (random, not from root)', config: variant('random', 0, false) },
+      ...(segmentTokens > 0
+        ? [
+            { name: 'tree-seg', label: `tree (entropy, not from root, ${segmentTokens}-token segments)`, config: variant('entropy', segmentTokens, false) },
+            { name: 'tree-seg-random', label: `tree (random, not from root, ${segmentTokens}-token segments)`, config: variant('random', segmentTokens, false) },
+          ]
+        : []),
+    ];
     const run = async (name: string, config: typeof tree, rolloutId: number): Promise<Measured> => {
       const input: TreeRolloutInput = { runId: `bench-tree-${name}`, rolloutId, config, policy };
       const t0 = Date.now();
       const r = (await stack.client.workflow.execute('treeRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: `bench-tree-${name}-${rolloutId}-${Date.now()}`, args: [input] })) as RolloutSummary;
       return { tokens: r.tree!.generatedTokens, promptTokens: r.tree!.promptTokens ?? 0, cachedPromptTokens: r.tree!.cachedPromptTokens ?? 0, seconds: (Date.now() - t0) / 1000, reward: r.meanReward, leaves: r.tree!.leaves, duplicates: r.tree!.duplicates, nodes: r.tree!.nodes };
     };
-    const rows: Array<{ id: number; ind: Measured; tree: Measured; random: Measured }> = [];
+    // measured[v][rollout]; v = 0 is independent sampling.
+    const columns = [{ name: 'independent', label: 'independent', config: independent }, ...variants];
+    const measured: Measured[][] = columns.map(() => []);
     for (let id = 1; id <= rollouts; id++) {
-      // Alternate which goes first, so a slower moment of the shared machine hits both sides.
-      const ind = id % 2 ? await run('independent', independent, id) : undefined;
-      const tr = await run('tree', tree, id);
-      const random = await run('tree-random', treeRandom, id);
-      rows.push({ id, ind: ind ?? (await run('independent', independent, id)), tree: tr, random });
+      // Rotate which goes first, so a slower moment of the shared machine hits every column.
+      for (let k = 0; k < columns.length; k++) {
+        const v = (k + id) % columns.length;
+        measured[v]![id - 1] = await run(columns[v]!.name, columns[v]!.config, id);
+      }
     }
     const sum = (xs: Measured[], k: keyof Measured) => xs.reduce((a, m) => a + m[k], 0);
-    const hit = (xs: Measured[]) => `${((100 * sum(xs, 'cachedPromptTokens')) / Math.max(1, sum(xs, 'promptTokens'))).toFixed(0)}%`;
-    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per segment; tree: ${initial} chain(s), then ${tree.tree.expansionIterations} rounds branching 1 point into 2`);
+    const ind = measured[0]!;
+    console.log(`policy: ${sftSteps} SFT steps (every demonstration calls the calculator); ${base.rl!.promptsPerStep} prompts per rollout, ${leaves} output leaves per prompt, max ${base.rl!.maxNewTokens} new tokens per turn; tree: ${initial} chain(s), then ${tree.tree.expansionIterations} rounds branching 1 point into 2`);
     console.log('');
-    console.log('| rollout | generated tokens: independent / tree (entropy) / tree (random) | tree / independent | random / independent | seconds: ind. / tree / random | reward: ind. / tree / random |');
-    console.log('|---:|---:|---:|---:|---:|---:|');
-    for (const r of rows) {
-      console.log(`| ${r.id} | ${r.ind.tokens} / ${r.tree.tokens} / ${r.random.tokens} | ${(r.tree.tokens / r.ind.tokens).toFixed(2)} | ${(r.random.tokens / r.ind.tokens).toFixed(2)} | ${r.ind.seconds.toFixed(1)} / ${r.tree.seconds.toFixed(1)} / ${r.random.seconds.toFixed(1)} | ${r.ind.reward.toFixed(2)} / ${r.tree.reward.toFixed(2)} / ${r.random.reward.toFixed(2)} |`);
-    }
-    const ind = rows.map((r) => r.ind);
-    const tr = rows.map((r) => r.tree);
-    const rnd = rows.map((r) => r.random);
-    console.log(`| all | ${sum(ind, 'tokens')} / ${sum(tr, 'tokens')} / ${sum(rnd, 'tokens')} | ${(sum(tr, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${(sum(rnd, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${sum(ind, 'seconds').toFixed(1)} / ${sum(tr, 'seconds').toFixed(1)} / ${sum(rnd, 'seconds').toFixed(1)} | ${(sum(ind, 'reward') / rows.length).toFixed(2)} / ${(sum(tr, 'reward') / rows.length).toFixed(2)} / ${(sum(rnd, 'reward') / rows.length).toFixed(2)} |`);
+    console.log('| | generated tokens | vs independent | wall s | mean reward | prefix-cache hit rate | nodes | leaves | duplicate outputs |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    columns.forEach((c, v) => {
+      const xs = measured[v]!;
+      const hit = (100 * sum(xs, 'cachedPromptTokens')) / Math.max(1, sum(xs, 'promptTokens'));
+      console.log(`| ${c.label} | ${sum(xs, 'tokens')} | ${(sum(xs, 'tokens') / sum(ind, 'tokens')).toFixed(2)} | ${sum(xs, 'seconds').toFixed(1)} | ${(sum(xs, 'reward') / rollouts).toFixed(2)} | ${hit.toFixed(0)}% | ${sum(xs, 'nodes')} | ${sum(xs, 'leaves')} | ${sum(xs, 'duplicates')} |`);
+    });
     console.log('');
-    console.log(`prefix-cache hit rate (prompt tokens served from cache): independent ${hit(ind)}, tree (entropy) ${hit(tr)}, tree (random) ${hit(rnd)}`);
-    console.log(`duplicate outputs: tree (entropy) ${sum(tr, 'duplicates')}, tree (random) ${sum(rnd, 'duplicates')}; leaves: ${sum(tr, 'leaves')} / ${sum(rnd, 'leaves')}`);
+    console.log('generated tokens per rollout (independent / ' + variants.map((v) => v.label).join(' / ') + '):');
+    for (let id = 1; id <= rollouts; id++) console.log(`  rollout ${id}: ${measured.map((xs) => xs[id - 1]!.tokens).join(' / ')}`);
   } finally {
     await stack.stop();
   }

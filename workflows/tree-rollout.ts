@@ -4,7 +4,8 @@
  * history (each sets the `phase` memo) and the tree's skeleton is the `treeState` query:
  *   1. build: a root per prompt with tree.initialRollouts pending branches;
  *   2. initial chains: generate every pending node; a segment that ends in a tool call runs the
- *      tool, appends its result (loss mask 0) and gets a pending continuation, until all are leaves;
+ *      tool, appends its result (loss mask 0) and gets a pending continuation, until all are leaves
+ *      (with tree.segmentTokens, a segment cut at that length inside a turn also gets one);
  *   3. expansion: tree.expansionIterations rounds of selecting open (non-leaf) nodes per tree,
  *      random or by branch-point entropy, branching each into tree.beamSize continuations from
  *      that point and generating them to leaves;
@@ -30,6 +31,7 @@ import {
   completeSegment,
   forestSummary,
   generatedTokens,
+  keepsOpen,
   pathTo,
   pendingNodes,
   sampleOutputs,
@@ -55,6 +57,10 @@ interface NodeText {
   starts: number[];
   promptTokens: number;
   generation?: GenerationRef;
+  /** The model's text of the turn this node is in, over every segment since the last tool result. */
+  turnText: string;
+  /** Tokens generated in that turn (bounded by rl.maxNewTokens). */
+  turnTokens: number;
 }
 
 export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSummary> {
@@ -66,6 +72,10 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
   const toolMetrics = emptyToolMetrics();
   const rng = mulberry32(fnv1a32(`tree:${cfg.seed}:${input.rolloutId}`));
+  // Histories recorded before tree.segmentTokens and tree.expandFromRoot existed carry configs
+  // without them: no split, and the root is a candidate, as the code they ran.
+  const segmentTokens = (tree.segmentTokens as number | undefined) ?? 0;
+  const includeRoot = (tree.expandFromRoot as boolean | undefined) ?? true;
 
   // One root per prompt: rolloutProblems repeats each prompt groupSize times; a tree needs it once.
   const problems = rolloutProblems(cfg, input.rolloutId).filter((_, i) => i % cfg.rl.groupSize === 0);
@@ -78,7 +88,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const answers = new Map<string, string | null>();
   forest.roots.forEach((id, r) => {
     const prompt = arithActorPrompt(problems[r]!.expression);
-    texts.set(id, { context: prompt, starts: [0], promptTokens: 0 });
+    texts.set(id, { context: prompt, starts: [0], promptTokens: 0, turnText: '', turnTokens: 0 });
   });
   setHandler(treeStateQuery, () => ({ ...state, summary: forestSummary(forest), nodes: Object.values(forest.nodes).map(skeleton) }));
   const enter = (phase: TreePhase, iteration = 0): void => {
@@ -97,7 +107,8 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       role: 'actor',
       prompt: parent.context,
       params: {
-        maxNewTokens: cfg.rl.maxNewTokens,
+        // A turn may generate rl.maxNewTokens in all; with segmentTokens it does so a segment at a time.
+        maxNewTokens: segmentTokens > 0 ? Math.min(segmentTokens, cfg.rl.maxNewTokens - parent.turnTokens) : cfg.rl.maxNewTokens,
         temperature: cfg.rl.temperature,
         topP: cfg.rl.topP,
         stop: [TOOL_CALL_CLOSE],
@@ -111,18 +122,22 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     const generation: GenerationRef = { role: 'actor', turn: 1, actId: id, step: node.depth, tokens: output.tokens, weightVersion: output.weightVersion };
     // The parent's tool result, in tokens: what this prompt holds beyond the parent's own prompt and output.
     const parentNode = forest.nodes[node.parent!]!;
-    if (parentNode.depth > 0 && parentNode.envTokens === 0) {
+    if (parentNode.end === 'tool-call' && parentNode.envTokens === 0) {
       forest = withNodes(forest, [{ ...parentNode, envTokens: Math.max(0, output.promptTokens - parent.promptTokens - parentNode.generatedTokens) }]);
     }
-    const call = output.finishReason === 'length' ? null : extractToolCall(output.text, output.finishReason);
+    // A tool call may have begun in an earlier segment of the turn: look for it in the whole turn.
+    const turnText = parent.turnText + output.text;
+    const turnTokens = parent.turnTokens + output.responseTokens;
+    const call = output.finishReason === 'length' ? null : extractToolCall(turnText, output.finishReason);
     let end: SegmentEnd;
     let context = parent.context;
     const starts = [...parent.starts, parent.context.length];
     if (output.finishReason === 'length') {
-      end = 'length';
+      end = segmentTokens > 0 && turnTokens < cfg.rl.maxNewTokens ? 'segment-length' : 'length';
       context += output.text;
     } else if (call !== null) {
-      context += call.text;
+      // call.text is the whole turn with its closing tag; the earlier segments are already in the context.
+      context += call.text.slice(parent.turnText.length);
       if (parentNode.toolCalls >= tree.maxToolCallsPerNode) {
         end = 'tool-limit';
       } else {
@@ -141,9 +156,11 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       end = 'bad-tool-call';
       context += output.text;
     }
-    texts.set(id, { context, starts, promptTokens: output.promptTokens, generation });
+    // After a tool result the continuation starts a new turn; after a cut it goes on with this one.
+    const turn = end === 'segment-length' ? { turnText, turnTokens } : { turnText: '', turnTokens: 0 };
+    texts.set(id, { context, starts, promptTokens: output.promptTokens, generation, ...turn });
     forest = completeSegment(forest, id, { generatedTokens: output.responseTokens, envTokens: 0, entropy: output.meanEntropy, end });
-    if (end === 'tool-call') {
+    if (end === 'tool-call' || end === 'segment-length') {
       forest = addBranch(forest, id).forest;
       return;
     }
@@ -164,7 +181,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   for (let iteration = 1; iteration <= tree.expansionIterations; iteration++) {
     enter('expansion', iteration);
     for (let r = 0; r < forest.roots.length; r++) {
-      for (const id of selectExpansionNodes(forest, r, tree.expansionsPerIteration, tree.nodeSampling, rng)) {
+      for (const id of selectExpansionNodes(forest, r, tree.expansionsPerIteration, tree.nodeSampling, rng, { includeRoot })) {
         for (let b = 0; b < tree.beamSize; b++) forest = addBranch(forest, id).forest;
       }
     }
@@ -205,7 +222,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     ...(o.duplicate ? { failure: 'duplicate-leaf' } : {}),
   }));
   const failures: Record<string, number> = {};
-  for (const node of Object.values(forest.nodes)) if (node.end && node.end !== 'tool-call' && node.end !== 'eos') failures[node.end] = (failures[node.end] ?? 0) + 1;
+  for (const node of Object.values(forest.nodes)) if (node.end && !keepsOpen(node.end) && node.end !== 'eos') failures[node.end] = (failures[node.end] ?? 0) + 1;
   enter('done');
   const nodes = Object.values(forest.nodes).filter((n) => n.depth > 0);
   return {

@@ -15,6 +15,10 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     const { engine, openai } = result.data.inference;
     if (engine === 'openai' && !openai) throw new ConfigError(source, [{ path: 'inference.openai', message: 'inference.engine: openai needs inference.openai: { baseUrl, model }' }]);
     if (engine !== 'openai' && openai) throw new ConfigError(source, [{ path: 'inference.openai', message: 'inference.openai takes effect with inference.engine: openai' }]);
+    const { segmentTokens } = result.data.tree;
+    if (segmentTokens >= result.data.rl.maxNewTokens) {
+      throw new ConfigError(source, [{ path: 'tree.segmentTokens', message: `segments of ${segmentTokens} tokens never split a turn of at most rl.maxNewTokens = ${result.data.rl.maxNewTokens}: use a smaller value, or 0 for no split` }]);
+    }
     const initial = result.data.tree.initialRollouts;
     if (Array.isArray(initial) && initial.length !== result.data.rl.promptsPerStep) {
       throw new ConfigError(source, [{ path: 'tree.initialRollouts', message: `one number per prompt: ${initial.length} given, rl.promptsPerStep is ${result.data.rl.promptsPerStep}` }]);

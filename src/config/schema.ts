@@ -169,6 +169,20 @@ export const TreeSchema = z
     /** Tool calls on a root-to-leaf path; a call past it ends the segment as a leaf. */
     maxToolCallsPerNode: int(0, 64).default(2),
     /**
+     * 0: a segment runs to a tool call or the end of the answer (rl.maxNewTokens per turn), so the
+     * only branch points are the root and tool results. N > 0: every generate call stops after N
+     * new tokens and, while the turn is under rl.maxNewTokens, the node stays open and a
+     * continuation goes on with the turn: fixed-length segments as in TreePO, each a branch point.
+     */
+    segmentTokens: int(0, 4096).default(0),
+    /**
+     * Whether expansion may pick the root (true, as the design: a branch from the root is a whole
+     * new chain). false: root-level diversity comes from initialRollouts only and expansion branches
+     * from inside chains (ARPO's partial rollouts), falling back to the root for a tree that has no
+     * open node below it.
+     */
+    expandFromRoot: z.boolean().default(true),
+    /**
      * Credit of an output's tokens: 'grpo', the group advantage of its reward among its root's
      * outputs; 'tree', TreeRL's per-segment advantage from the leaves below each segment
      * ((V(s) - V(root) + V(s) - V(parent)) / sqrt(leaves below), src/tree/advantages.ts).

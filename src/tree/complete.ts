@@ -7,7 +7,7 @@
 import { withNodes } from './build';
 import { TreeError } from './errors';
 import { getNode } from './queries';
-import { SEGMENT_ENDS, type Forest, type SegmentOutcome, type TreeNode } from './types';
+import { keepsOpen, SEGMENT_ENDS, type Forest, type SegmentOutcome, type TreeNode } from './types';
 
 /** Entropies are normalised to [0, 1]; this much float noise above 1 is accepted as is. */
 const ENTROPY_SLACK = 1e-9;
@@ -18,8 +18,9 @@ function requireTokens(id: string, value: number, what: string): void {
 
 /**
  * Records the outcome of pending node `id`'s generation. It becomes 'open' when the segment ended
- * in an executed tool call (whose result is appended to it), a 'leaf' otherwise; its toolCalls is
- * its parent's plus one for that call. The caller adds the continuation with addBranch.
+ * in an executed tool call (whose result is appended to it) or was cut at tree.segmentTokens, a
+ * 'leaf' otherwise; its toolCalls is its parent's plus one for a tool call. The caller adds the
+ * continuation with addBranch.
  */
 export function completeSegment(forest: Forest, id: string, outcome: SegmentOutcome): Forest {
   const node = getNode(forest, id);
@@ -34,7 +35,7 @@ export function completeSegment(forest: Forest, id: string, outcome: SegmentOutc
   const toolCall = outcome.end === 'tool-call';
   const done: TreeNode = {
     ...node,
-    status: toolCall ? 'open' : 'leaf',
+    status: keepsOpen(outcome.end) ? 'open' : 'leaf',
     generatedTokens: outcome.generatedTokens,
     envTokens: outcome.envTokens,
     entropy: outcome.entropy,

@@ -67,7 +67,7 @@ export type InvariantRule =
   | 'reachable'
   /** status is one of the three, end is a known SegmentEnd. */
   | 'status'
-  /** pending: no end; open segment: end 'tool-call'; leaf: an end other than 'tool-call'. */
+  /** pending: no end; open segment: end 'tool-call' or 'segment-length'; leaf: any other end. */
   | 'end-matches-status'
   | 'leaf-no-children'
   | 'pending-no-children'

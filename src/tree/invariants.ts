@@ -11,7 +11,7 @@
  */
 import { TreeInvariantError, type InvariantRule } from './errors';
 import { childId, rootId } from './ids';
-import { SEGMENT_ENDS, type Forest, type TreeNode } from './types';
+import { keepsOpen, SEGMENT_ENDS, type Forest, type TreeNode } from './types';
 
 const STATUSES: readonly string[] = ['pending', 'open', 'leaf'];
 
@@ -102,8 +102,8 @@ function checkAgainstParent(forest: Forest, id: string, node: TreeNode, rootInde
   const expected = childId(parent.id, parent.children.indexOf(id) + 1);
   if (id !== expected) fail(id, 'id-matches-position', `as child ${parent.children.indexOf(id) + 1} of ${parent.id} its id should be ${expected}`);
   if (node.status === 'pending' && node.end !== undefined) fail(id, 'end-matches-status', `pending but has end ${node.end}`);
-  if (node.status === 'open' && node.end !== 'tool-call') fail(id, 'end-matches-status', `an open segment ends in a tool call, this one in ${String(node.end)}`);
-  if (node.status === 'leaf' && (node.end === undefined || node.end === 'tool-call')) fail(id, 'end-matches-status', `a leaf needs a finishing end, got ${String(node.end)}`);
+  if (node.status === 'open' && !keepsOpen(node.end)) fail(id, 'end-matches-status', `an open segment ends in a tool call or at tree.segmentTokens, this one in ${String(node.end)}`);
+  if (node.status === 'leaf' && (node.end === undefined || keepsOpen(node.end))) fail(id, 'end-matches-status', `a leaf needs a finishing end, got ${String(node.end)}`);
   const toolCalls = parent.toolCalls + (node.end === 'tool-call' ? 1 : 0);
   if (node.toolCalls !== toolCalls) fail(id, 'tool-calls', `toolCalls ${node.toolCalls}, expected ${toolCalls} (parent ${parent.id} has ${parent.toolCalls}, end ${String(node.end)})`);
 }

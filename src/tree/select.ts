@@ -1,7 +1,8 @@
 /**
- * Phase 3's choice of where to branch. Candidates are the open nodes of one tree (its root and
- * every segment that ended in a tool call), in preorder; pending nodes have no context yet and
- * leaves have nothing to continue, so neither is ever chosen.
+ * Phase 3's choice of where to branch. Candidates are the open nodes of one tree (its root, unless
+ * options.includeRoot is false, and every segment that ended in a tool call or was cut at
+ * tree.segmentTokens), in preorder; pending nodes have no context yet and leaves have nothing to
+ * continue, so neither is ever chosen.
  *
  * - 'random' follows the design (seed 003, `sample_expansion_nodes`): n distinct candidates drawn
  *   uniformly when there are at least n, otherwise n uniform draws with replacement.
@@ -27,6 +28,13 @@ export type ExpansionMode = 'random' | 'entropy';
 export interface ExpansionOptions {
   /** Weight added to every candidate's branchEntropy in 'entropy' mode; > 0. Default 0.05. */
   entropyFloor?: number;
+  /**
+   * Whether the root is a candidate (default true, as the design: it is a non-leaf node). false
+   * leaves root-level diversity to the initial rollouts (ARPO's global samples) and branches only
+   * from inside chains; a tree with no open node below its root then falls back to the root, so it
+   * still grows instead of filling its outputs with duplicates.
+   */
+  includeRoot?: boolean;
 }
 
 export const DEFAULT_ENTROPY_FLOOR = 0.05;
@@ -34,7 +42,9 @@ export const DEFAULT_ENTROPY_FLOOR = 0.05;
 /** Ids of `n` open nodes of tree `root` to branch from (possibly repeated, see above); [] when n is 0. */
 export function selectExpansionNodes(forest: Forest, root: number, n: number, mode: ExpansionMode, rng: Rng, options: ExpansionOptions = {}): string[] {
   if (!Number.isInteger(n) || n < 0) throw new TreeError('bad-argument', null, `n must be an integer >= 0, got ${n}`);
-  const candidates = expandable(forest, root);
+  const open = expandable(forest, root);
+  const inner = options.includeRoot === false ? open.filter((id) => forest.nodes[id]!.depth > 0) : open;
+  const candidates = inner.length > 0 ? inner : open;
   if (n === 0 || candidates.length === 0) return [];
   if (mode === 'random') {
     if (candidates.length >= n) return drawWithoutReplacement(rng, candidates, n);

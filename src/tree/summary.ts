@@ -18,6 +18,8 @@ export interface TreeSummary {
   /** Tool calls executed in the tree (segments that ended in one). */
   toolCalls: number;
   generatedTokens: number;
+  /** Segments cut at tree.segmentTokens inside a turn (open, continued). */
+  splits: number;
   /** How leaves ended, for the ends that occurred ('eos', 'length', 'tool-limit', 'bad-tool-call'). */
   ends: Partial<Record<SegmentEnd, number>>;
 }
@@ -25,7 +27,7 @@ export interface TreeSummary {
 /** One summary per tree, in root order. */
 export function forestSummary(forest: Forest): TreeSummary[] {
   return forest.roots.map((rootId, r) => {
-    const s: TreeSummary = { root: rootId, nodes: 0, leaves: 0, open: 0, pending: 0, maxDepth: 0, toolCalls: 0, generatedTokens: 0, ends: {} };
+    const s: TreeSummary = { root: rootId, nodes: 0, leaves: 0, open: 0, pending: 0, maxDepth: 0, toolCalls: 0, splits: 0, generatedTokens: 0, ends: {} };
     for (const id of treeNodeIds(forest, r)) {
       const n = forest.nodes[id]!;
       if (n.depth > 0) s.nodes++;
@@ -33,6 +35,7 @@ export function forestSummary(forest: Forest): TreeSummary[] {
       if (n.status === 'open') s.open++;
       if (n.status === 'pending') s.pending++;
       if (n.end === 'tool-call') s.toolCalls++;
+      else if (n.end === 'segment-length') s.splits++;
       else if (n.end !== undefined) s.ends[n.end] = (s.ends[n.end] ?? 0) + 1;
       s.maxDepth = Math.max(s.maxDepth, n.depth);
       s.generatedTokens += n.generatedTokens;

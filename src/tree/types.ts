@@ -14,16 +14,26 @@
  */
 import type { BlobRef } from '../domain/types';
 
-/** 'pending': created, not generated yet; 'open': the root or a segment that ended in a tool call; 'leaf': finished. */
+/** 'pending': created, not generated yet; 'open': the root or a segment that ended in a tool call or was cut at tree.segmentTokens; 'leaf': finished. */
 export type TreeNodeStatus = 'pending' | 'open' | 'leaf';
 
 /**
- * Why a segment stopped. Only 'tool-call' keeps the node open; 'tool-limit' is a tool call made
- * when the per-node limit was already reached (not executed, so not counted in toolCalls).
+ * Why a segment stopped. 'tool-call' and 'segment-length' keep the node open (a branch point):
+ * 'segment-length' is a segment cut at tree.segmentTokens inside a turn that still has budget
+ * (TreePO-style fixed-length segments; the design's `finish_reason == "length"` with the response
+ * below its maximum), and its continuation goes on with the same turn. 'tool-limit' is a tool call
+ * made when the per-node limit was already reached (not executed, so not counted in toolCalls).
  */
-export type SegmentEnd = 'tool-call' | 'eos' | 'length' | 'tool-limit' | 'bad-tool-call';
+export type SegmentEnd = 'tool-call' | 'segment-length' | 'eos' | 'length' | 'tool-limit' | 'bad-tool-call';
 
-export const SEGMENT_ENDS: readonly SegmentEnd[] = ['tool-call', 'eos', 'length', 'tool-limit', 'bad-tool-call'];
+export const SEGMENT_ENDS: readonly SegmentEnd[] = ['tool-call', 'segment-length', 'eos', 'length', 'tool-limit', 'bad-tool-call'];
+
+/** Ends after which a node stays open: it has a continuation and may be branched from. */
+export const OPEN_ENDS: readonly SegmentEnd[] = ['tool-call', 'segment-length'];
+
+export function keepsOpen(end: SegmentEnd | undefined): boolean {
+  return end !== undefined && OPEN_ENDS.includes(end);
+}
 
 export interface TreeNode {
   /** `r<root>` for a root, `${parent}.${k}` for its k-th child (1-based): readable in the Web UI. */

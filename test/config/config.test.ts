@@ -40,7 +40,7 @@ describe('run config', () => {
   it('takes rollout.kind tree with its tree.* keys', () => {
     const cfg = parseRunConfig({ rollout: { kind: 'tree' }, rl: { promptsPerStep: 2, groupSize: 4 }, tree: { beamSize: 3, initialRollouts: [1, 2] } });
     expect(cfg.rollout.kind).toBe('tree');
-    expect(cfg.tree).toEqual({ initialRollouts: [1, 2], expansionIterations: 2, expansionsPerIteration: 1, beamSize: 3, samplesPerRoot: 4, nodeSampling: 'entropy', maxToolCallsPerNode: 2, advantage: 'grpo' });
+    expect(cfg.tree).toEqual({ initialRollouts: [1, 2], expansionIterations: 2, expansionsPerIteration: 1, beamSize: 3, samplesPerRoot: 4, nodeSampling: 'entropy', maxToolCallsPerNode: 2, segmentTokens: 0, expandFromRoot: true, advantage: 'grpo' });
     // A complete config (as a workflow records it) parses to itself.
     expect(parseRunConfig(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
     expect(parseRunConfig(JSON.parse(JSON.stringify(parseRunConfig({}))))).toEqual(parseRunConfig({}));
@@ -51,6 +51,11 @@ describe('run config', () => {
     );
     expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, rl: { groupSize: 4 }, tree: { initialRollouts: [1, 2] } }))[0]).toEqual(
       expect.objectContaining({ path: 'tree.initialRollouts', message: expect.stringMatching(/2 given, rl\.promptsPerStep is 8/) }),
+    );
+    // Segments as long as a whole turn would never split one: rejected rather than silently inert.
+    expect(parseRunConfig({ rollout: { kind: 'tree' }, rl: { groupSize: 4, maxNewTokens: 32 }, tree: { segmentTokens: 8 } }).tree.segmentTokens).toBe(8);
+    expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, rl: { groupSize: 4, maxNewTokens: 32 }, tree: { segmentTokens: 32 } }))[0]).toEqual(
+      expect.objectContaining({ path: 'tree.segmentTokens', message: expect.stringMatching(/rl\.maxNewTokens = 32/) }),
     );
   });
 

@@ -1,15 +1,15 @@
 /** Small builders for tree tests: outcomes with defaults, a typed-error matcher, scripted rngs. */
 import type { Rng } from '../../src/tasks/rng';
-import { addBranch, completeSegment, TreeError, TreeInvariantError, type Forest, type InvariantRule, type SegmentEnd, type SegmentOutcome, type TreeErrorCode } from '../../src/tree';
+import { addBranch, completeSegment, keepsOpen, TreeError, TreeInvariantError, type Forest, type InvariantRule, type SegmentEnd, type SegmentOutcome, type TreeErrorCode } from '../../src/tree';
 
 export function outcome(end: SegmentEnd, over: Partial<SegmentOutcome> = {}): SegmentOutcome {
   return { generatedTokens: 10, envTokens: end === 'tool-call' ? 4 : 0, entropy: 0.2, end, ...over };
 }
 
-/** Completes `id` and, when it ended in a tool call, adds its continuation: what the workflow does. */
+/** Completes `id` and, when it stayed open (a tool call or a cut), adds its continuation: what the workflow does. */
 export function step(forest: Forest, id: string, end: SegmentEnd, over: Partial<SegmentOutcome> = {}): Forest {
   const next = completeSegment(forest, id, outcome(end, over));
-  return end === 'tool-call' ? addBranch(next, id).forest : next;
+  return keepsOpen(end) ? addBranch(next, id).forest : next;
 }
 
 export function expectTreeError(fn: () => unknown, code: TreeErrorCode, nodeId?: string | null): TreeError {

@@ -48,6 +48,8 @@ const CORRUPTIONS: Array<[string, (f: Forest) => void, string, InvariantRule]> =
   ['an unknown end', (f) => ((f.nodes['r0.2'] as { end: string }).end = 'stop'), 'r0.2', 'status'],
   ['an open segment that did not end in a tool call', (f) => (f.nodes['r0.1']!.end = 'eos'), 'r0.1', 'end-matches-status'],
   ['a leaf that ended in a tool call', (f) => (f.nodes['r0.2']!.end = 'tool-call'), 'r0.2', 'end-matches-status'],
+  ['a leaf that was cut at tree.segmentTokens', (f) => (f.nodes['r0.2']!.end = 'segment-length'), 'r0.2', 'end-matches-status'],
+  ['a cut segment that counts a tool call', (f) => (f.nodes['r0.1']!.end = 'segment-length'), 'r0.1', 'tool-calls'],
   ['a pending node with an end', (f) => (f.nodes['r0.1.2']!.end = 'length'), 'r0.1.2', 'end-matches-status'],
   ['a leaf with a child', (f) => addChild(f, 'r0.2'), 'r0.2', 'leaf-no-children'],
   ['a pending node with a child', (f) => addChild(f, 'r0.1.2'), 'r0.1.2', 'pending-no-children'],

@@ -48,6 +48,8 @@ export function growRandomForest(rng: Rng, after: (forest: Forest, what: string)
         const parent = getNode(forest, getNode(forest, id).parent!);
         let end: SegmentEnd;
         if (rng() < toolRate) end = parent.toolCalls < toolLimit ? 'tool-call' : 'tool-limit';
+        // Cuts at tree.segmentTokens only while shallow, so chains still end.
+        else if (getNode(forest, id).depth < 4 && rng() < 0.2) end = 'segment-length';
         else end = pick(rng, ['eos', 'eos', 'length', 'bad-tool-call'] as const);
         count(end);
         forest = completeSegment(forest, id, {
@@ -58,7 +60,7 @@ export function growRandomForest(rng: Rng, after: (forest: Forest, what: string)
           ...(rng() < 0.5 ? { segment: { sha256: `sha-${id}`, bytes: 100, kind: 'segment' } } : {}),
         });
         after(forest, `complete ${id}`);
-        if (end === 'tool-call') {
+        if (end === 'tool-call' || end === 'segment-length') {
           forest = addBranch(forest, id).forest;
           after(forest, `continue ${id}`);
         }

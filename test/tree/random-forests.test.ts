@@ -67,7 +67,7 @@ describe('random forests grown by a seeded driver', () => {
       summary.forEach((s, r) => {
         expect(s.nodes).toBe(treeNodeIds(forest, r).length - 1);
         expect(s.nodes).toBe(s.leaves + (s.open - 1) + s.pending);
-        expect(s.open).toBe(s.toolCalls + 1);
+        expect(s.open).toBe(s.toolCalls + s.splits + 1);
         expect(s.pending).toBe(0);
         tokens += s.generatedTokens;
       });
@@ -96,7 +96,7 @@ describe('random forests grown by a seeded driver', () => {
       checkInvariants(forest);
     }
     // The driver reached every corner, so the checks above were exercised on all of them.
-    for (const e of ['tool-call', 'tool-limit', 'eos', 'length', 'bad-tool-call', 'select-random', 'select-entropy', 'with-replacement']) {
+    for (const e of ['tool-call', 'segment-length', 'tool-limit', 'eos', 'length', 'bad-tool-call', 'select-random', 'select-entropy', 'with-replacement']) {
       expect(events[e] ?? 0).toBeGreaterThan(20);
     }
     expect(duplicates).toBeGreaterThan(0);

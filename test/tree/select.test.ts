@@ -51,6 +51,25 @@ describe('selectExpansionNodes', () => {
     expect([...seen].sort()).toEqual(['r0', 'r0.1', 'r0.2', 'r1']);
   });
 
+  it('with includeRoot false, branches only below the root, and from the root when nothing below it is open', () => {
+    const f = forest();
+    const rng = mulberry32(11);
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      for (const mode of ['random', 'entropy'] as const) {
+        for (const id of selectExpansionNodes(f, 0, 1 + (i % 4), mode, rng, { includeRoot: false })) seen.add(id);
+        // Tree 1 has only its root open (its one child is pending): the root is the fallback.
+        expect(selectExpansionNodes(f, 1, 2, mode, rng, { includeRoot: false })).toEqual(['r1', 'r1']);
+      }
+    }
+    expect([...seen].sort()).toEqual(['r0.1', 'r0.2']);
+    // Segments cut inside a turn are branch points too.
+    let g = buildForest(1, 1);
+    g = step(g, 'r0.1', 'segment-length', { entropy: 0.3 });
+    g = step(g, 'r0.1.1', 'eos');
+    expect(selectExpansionNodes(g, 0, 3, 'random', rng, { includeRoot: false })).toEqual(['r0.1', 'r0.1', 'r0.1']);
+  });
+
   it('leaves the forest untouched', () => {
     const f = forest();
     const before = clone(f);

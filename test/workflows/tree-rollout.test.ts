@@ -4,10 +4,11 @@
  * runs on the tools queue and the real samples activity merges each output's path into one sample.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { createOracleInferenceActivities } from '../../activities/oracle-inference';
+import { createOracleInferenceActivities, type ScriptedCompletion } from '../../activities/oracle-inference';
 import { readSamples } from '../../activities/samples';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
+import { formatToolCall, TOOL_RESULT_CLOSE, TOOL_RESULT_OPEN } from '../../src/planact/protocol';
 import { checkInvariants, treeAdvantages, type Forest, type TreeNode } from '../../src/tree';
 import type { RolloutSummary } from '../../workflows/plan-act-types';
 import { TASK_QUEUES, treeStateQuery } from '../../workflows/shared';
@@ -19,6 +20,7 @@ const ORACLE_WEIGHTS: WeightsInfo = { version: 2, step: 0, onnx: { sha256: '0'.r
 const oracleQueue = uniqueId('oracle-tree');
 /** A second oracle that answers wrong after the tool when its seed is odd: leaves of one tree differ in reward. */
 const noisyQueue = uniqueId('noisy-tree');
+const segmentQueue = uniqueId('segment-tree');
 let ctx: TestEnv;
 
 beforeAll(async () => {
@@ -29,7 +31,29 @@ beforeAll(async () => {
     script: (input) => (input.prompt.includes('<result>') && (input.params.seed ?? 0) % 2 === 1 ? { text: '7', finishReason: 'eos' } : undefined),
   });
   await ctx.addWorker({ taskQueue: noisyQueue, activities: noisy, maxConcurrentActivityTaskExecutions: 64 });
+  // A third that, like a real engine, stops at params.maxNewTokens (its tokens are bytes): the
+  // oracle's turn, minus what earlier segments of the turn already wrote, cut to the budget.
+  const segmenting = createOracleInferenceActivities({
+    store: ctx.store,
+    script: (input) => {
+      const resultEnd = input.prompt.lastIndexOf(`${TOOL_RESULT_CLOSE}\n`);
+      const turnStart = resultEnd >= 0 ? resultEnd + TOOL_RESULT_CLOSE.length + 1 : input.prompt.indexOf('\n') + 1;
+      const written = input.prompt.slice(turnStart);
+      const rest = oracleTurn(input.prompt.slice(0, turnStart));
+      const text = rest.text.slice(written.length);
+      return text.length > input.params.maxNewTokens ? { text: text.slice(0, input.params.maxNewTokens), finishReason: 'length' } : { ...rest, text };
+    },
+  });
+  await ctx.addWorker({ taskQueue: segmentQueue, activities: segmenting, maxConcurrentActivityTaskExecutions: 64 });
 });
+
+/** The oracle actor's whole turn after `prompt` (a tool call, or the answer after a result). */
+function oracleTurn(prompt: string): ScriptedCompletion {
+  const expression = /^Evaluate: (\S+)\n/.exec(prompt)![1]!;
+  const open = prompt.lastIndexOf(TOOL_RESULT_OPEN);
+  if (open < 0) return { text: formatToolCall(expression), finishReason: 'stop' };
+  return { text: prompt.slice(open + TOOL_RESULT_OPEN.length, prompt.indexOf(TOOL_RESULT_CLOSE, open)), finishReason: 'eos' };
+}
 
 afterAll(async () => {
   await ctx?.stop();
@@ -110,6 +134,47 @@ describe('treeRollout', () => {
     // Eight outputs asked of six leaves: two duplicates per root, marked.
     expect(result.tree!.duplicates).toBe(4);
     expect(result.rows.filter((r) => r.failure === 'duplicate-leaf')).toHaveLength(4);
+  });
+
+  it('with tree.segmentTokens, cuts turns into fixed-length segments that stay open and are branched from', async () => {
+    const { result, forest } = await runTree(treeConfig({ segmentTokens: 4, expansionIterations: 4 }), segmentQueue);
+    checkInvariants(forest);
+    const segments = Object.values(forest.nodes).filter((n) => n.depth > 0);
+    const cut = segments.filter((n) => n.end === 'segment-length');
+    // '<calc>a+b</calc>' is more than 4 bytes: every chain is cut, and every cut is exactly 4 tokens, open, continued.
+    expect(cut.length).toBeGreaterThan(4);
+    for (const n of cut) expect([n.status, n.generatedTokens, n.children.length > 0, n.toolCalls]).toEqual(['open', 4, true, 0]);
+    // The call split over segments was put back together: every leaf ran the calculator and answered right.
+    const leaves = segments.filter((n) => n.status === 'leaf');
+    expect(leaves.every((n) => n.end === 'eos' && n.reward === 1 && n.toolCalls === 1)).toBe(true);
+    expect(result.metrics.tools.calls).toBe(segments.filter((n) => n.end === 'tool-call').length);
+    // Some expansion branched inside a turn: a cut node with a second child.
+    expect(cut.some((n) => n.children.length > 1)).toBe(true);
+    // Each output is still one merged sample, its path's segments joined.
+    expect(result.samples.actor).toMatchObject({ samples: 8, timelines: { merged: 8 } });
+  });
+
+  it('with tree.expandFromRoot false, every expansion branches inside a chain', async () => {
+    const { forest } = await runTree(treeConfig({ expandFromRoot: false, expansionIterations: 3 }));
+    checkInvariants(forest);
+    for (const root of forest.roots.map((id) => forest.nodes[id]!)) {
+      // The two initial chains only; 3 rounds × 2 branches went to tool-call nodes.
+      expect(root.children).toHaveLength(2);
+      const below = Object.values(forest.nodes).filter((n) => n.root === root.root && n.depth === 1);
+      expect(below.reduce((k, n) => k + n.children.length, 0)).toBe(2 + 3 * 2);
+    }
+  });
+
+  it('with tree.segmentTokens, a turn that reaches rl.maxNewTokens ends as a length leaf', async () => {
+    const config = treeConfig({ segmentTokens: 4, expansionIterations: 0 });
+    const { forest } = await runTree({ ...config, rl: { ...config.rl, maxNewTokens: 10 } }, segmentQueue);
+    checkInvariants(forest);
+    const leaves = Object.values(forest.nodes).filter((n) => n.status === 'leaf');
+    // 4 + 4 + 2 tokens of the call: the budget is spent before '</calc>'.
+    expect(leaves).toHaveLength(4);
+    for (const leaf of leaves) {
+      expect([leaf.end, leaf.generatedTokens, leaf.depth, leaf.reward]).toEqual(['length', 2, 3, 0]);
+    }
   });
 
   it('with tree.advantage tree, credits every segment of an output with its TreeRL advantage', async () => {
