@@ -8,6 +8,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createAgentActivities } from '../activities/agents';
 import { createConfigActivities } from '../activities/config';
 import { createDataActivities } from '../activities/data';
+import { createGridActivities } from '../activities/grid';
+import { createHorizonSampleActivities } from '../activities/horizon-samples';
 import { createPlanActJobActivities } from '../activities/plan-act-jobs';
 import { createSampleActivities } from '../activities/samples';
 import { createRunRecordActivities } from '../activities/run-records';
@@ -55,6 +57,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createAgentActivities({ store }),
               ...createDataActivities({ store }),
               ...createSampleActivities({ store }),
+              ...createHorizonSampleActivities({ store }),
               ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
@@ -72,7 +75,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
         break;
       case 'tools':
         // Tools, and the outside agents (agentRollout) that call the gateway and run their own tools.
-        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: 64 }));
+        // The grid world's environment (horizon episodes) is a tool like the calculator.
+        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: 64 }));
         break;
     }
   }

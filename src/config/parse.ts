@@ -1,3 +1,4 @@
+import { checkGrid } from './grid-checks';
 import { RunConfigSchema, TreeSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
 
@@ -23,6 +24,7 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     if (Array.isArray(initial) && initial.length !== result.data.rl.promptsPerStep) {
       throw new ConfigError(source, [{ path: 'tree.initialRollouts', message: `one number per prompt: ${initial.length} given, rl.promptsPerStep is ${result.data.rl.promptsPerStep}` }]);
     }
+    checkGrid(result.data, source);
     return result.data;
   }
   throw new ConfigError(

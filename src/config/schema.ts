@@ -44,9 +44,27 @@ export const RlTaskSchema = z
   })
   .strict();
 
+/** The grid world (task.kind: grid; src/tasks/grid): layouts, and the moves an episode may take. */
+export const GridTaskSchema = z
+  .object({
+    rows: int(2, 16).default(5),
+    cols: int(2, 16).default(5),
+    /** Walls per layout. */
+    walls: int(0, 200).default(4),
+    /** Moves an episode may execute before it ends unsolved. */
+    maxSteps: int(1, 256).default(16),
+  })
+  .strict()
+  .refine((g) => g.walls <= g.rows * g.cols - 2, { message: 'walls must leave at least two free cells', path: ['walls'] });
+
 export const TaskSchema = z
   .object({
-    kind: z.literal('arith').default('arith'),
+    /**
+     * arith: the arithmetic Plan/Act task; grid: the grid world with plan horizons (task.grid,
+     * horizon.*, rollout.kind: horizon). trainProblems / evalProblems count layouts for grid.
+     */
+    kind: z.enum(['arith', 'grid']).default('arith'),
+    grid: GridTaskSchema.optional(),
     /** The problems SFT demonstrations are made from (and the SFT held-out evaluation). */
     difficulty: DifficultySchema.prefault({}),
     /**
@@ -193,15 +211,16 @@ export const TreeSchema = z
 
 export const RolloutSchema = z
   .object({
-    // plan-act: Plan/Act episodes; tree: offline tree search on the actor's tool-using task (tree.*).
+    // plan-act: Plan/Act episodes; tree: offline tree search on the actor's tool-using task (tree.*);
+    // horizon: grid-world episodes with plan horizons (task.kind: grid, horizon.*).
     // 'standard' is a SPEC rollout kind that is not built yet; say so instead of running plan-act.
     kind: z
-      .enum(['standard', 'plan-act', 'tree'])
+      .enum(['standard', 'plan-act', 'tree', 'horizon'])
       .default('plan-act')
       .superRefine((kind, ctx) => {
-        if (kind === 'standard') ctx.addIssue({ code: 'custom', message: `not available yet: rollout.kind 'standard'; 'plan-act' and 'tree' run today` });
+        if (kind === 'standard') ctx.addIssue({ code: 'custom', message: `not available yet: rollout.kind 'standard'; 'plan-act', 'tree' and 'horizon' run today` });
       })
-      .transform((kind) => kind as 'plan-act' | 'tree'),
+      .transform((kind) => kind as 'plan-act' | 'tree' | 'horizon'),
     /** shared: one policy plays both roles; dual: planner and actor are separate jobs. */
     mode: z.enum(['shared', 'dual']).default('shared'),
     maxTurns: int(1, 64).default(4),
@@ -210,6 +229,22 @@ export const RolloutSchema = z
     barrierTimeoutSec: seconds(1800),
     rolloutTimeoutSec: seconds(1800),
     fallbackOnTimeout: z.boolean().default(true),
+  })
+  .strict();
+
+/**
+ * Dynamic plan horizons (SPEC capability 5; task.kind: grid). Episode i of a batch plans
+ * H = actionHorizonsPattern[i mod length] moves at once, executes them numActionChunks at a time and
+ * replans when the offset reaches H; with usePlanReward a successful episode earns
+ * planRewardCoef * H / baseH on top of the task reward.
+ */
+export const HorizonSchema = z
+  .object({
+    actionHorizonsPattern: z.array(int(1, 64)).min(1).default([5, 10, 15]),
+    numActionChunks: int(1, 64).default(5),
+    baseH: int(1, 64).default(5),
+    usePlanReward: z.boolean().default(false),
+    planRewardCoef: z.number().min(0).max(100).default(0.1),
   })
   .strict();
 
@@ -316,7 +351,8 @@ export const RunConfigSchema = z
     compare: CompareSchema.prefault({}),
     tree: TreeSchema.prefault({}),
     timeline: TimelineSchema.prefault({}),
-    horizon: notAvailableYet('dynamic plan horizons'),
+    /** Only with task.kind: grid (filled with its defaults there when absent). */
+    horizon: HorizonSchema.optional(),
     eval: EvalSchema.prefault({}),
     inference: InferenceSchema.prefault({}),
     timeouts: TimeoutsSchema.prefault({}),

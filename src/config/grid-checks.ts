@@ -1,0 +1,42 @@
+/**
+ * No silent options for the grid world: its keys (task.grid, horizon.*, rollout.kind horizon) go
+ * together, and the keys of the arithmetic task and of Plan/Act rollouts, which a grid run would
+ * ignore, are rejected there by name. Fills task.grid and horizon with their defaults for grid runs.
+ */
+import { ConfigError } from './errors';
+import { EvalSchema, GridTaskSchema, HorizonSchema, RlSchema, RolloutSchema, TaskSchema, type RunConfig } from './schema';
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+export function checkGrid(cfg: RunConfig, source: string): void {
+  const fail = (path: string, message: string): never => {
+    throw new ConfigError(source, [{ path, message }]);
+  };
+  const grid = cfg.task.kind === 'grid';
+  if (!grid) {
+    if (cfg.task.grid !== undefined) fail('task.grid', `task.grid takes effect with task.kind: grid (this config has task.kind: ${cfg.task.kind})`);
+    if (cfg.horizon !== undefined) fail('horizon', `the horizon.* keys take effect with task.kind: grid (this config has task.kind: ${cfg.task.kind})`);
+    if (cfg.rollout.kind === 'horizon') fail('rollout.kind', 'rollout.kind horizon runs the grid world: set task.kind: grid');
+    return;
+  }
+  if (cfg.rollout.kind !== 'horizon') fail('rollout.kind', `task.kind grid runs horizon episodes: set rollout.kind: horizon (it is ${cfg.rollout.kind})`);
+  const task = TaskSchema.parse({});
+  for (const key of ['difficulty', 'demoToolUseRate', 'extraDemonstrations', 'rl'] as const) {
+    if (!same(cfg.task[key], task[key])) fail(`task.${key}`, `task.${key} belongs to the arithmetic task; task.kind grid does not use it`);
+  }
+  const rollout = RolloutSchema.parse({ kind: 'horizon' });
+  for (const key of Object.keys(rollout) as Array<keyof typeof rollout>) {
+    if (!same(cfg.rollout[key], rollout[key])) fail(`rollout.${key}`, `rollout.${key} belongs to Plan/Act rollouts; horizon episodes do not use it`);
+  }
+  const rl = RlSchema.parse({});
+  if (cfg.rl.maxNewTokens !== rl.maxNewTokens) fail('rl.maxNewTokens', 'a grid plan is exactly H tokens (horizon.actionHorizonsPattern); rl.maxNewTokens does not apply');
+  if (cfg.rl.dynamicSampling.enabled) fail('rl.dynamicSampling.enabled', 'dynamic sampling draws more Plan/Act batches; horizon rollouts do not support it');
+  if (cfg.eval.maxNewTokens !== EvalSchema.parse({}).maxNewTokens) fail('eval.maxNewTokens', 'a grid plan is exactly H tokens; eval.maxNewTokens does not apply');
+  if (cfg.inference.engine !== 'embedded') fail('inference.engine', 'the grid world runs on the embedded policy');
+  cfg.task.grid ??= GridTaskSchema.parse({});
+  cfg.horizon ??= HorizonSchema.parse({});
+  const cells = cfg.task.grid.rows * cfg.task.grid.cols + cfg.task.grid.rows + 16;
+  const longest = Math.max(...cfg.horizon.actionHorizonsPattern);
+  // The observation (one token per cell and newline, ~16 more for the header) and the plan must fit.
+  if (cells + longest + 1 > cfg.model.maxSeq) fail('model.maxSeq', `a ${cfg.task.grid.rows}x${cfg.task.grid.cols} observation and a plan of ${longest} moves need about ${cells + longest + 1} tokens; model.maxSeq is ${cfg.model.maxSeq}`);
+}

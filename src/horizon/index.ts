@@ -1,0 +1,5 @@
+export * from './assign';
+export * from './plan';
+export * from './reward';
+export * from './metrics';
+export * from './episode';

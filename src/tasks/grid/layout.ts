@@ -1,0 +1,117 @@
+/**
+ * Grid-world layouts: a rows × cols grid of free cells ('.') and walls ('#'), a start and a goal.
+ * Seeded generation and a train / held-out split that is a pure function of the layout (as the
+ * arithmetic task's), so no seed or count can ever put a held-out layout into training.
+ */
+import { fnv1a32, mulberry32, randInt } from '../rng';
+import { shortestPath } from './oracle';
+
+export interface Cell {
+  row: number;
+  col: number;
+}
+
+export type GridSplit = 'train' | 'heldout';
+
+export interface GridLayout {
+  /** The layout in one line (rows joined by '/', start 'A', goal 'G'): its identity and its name in the Web UI. */
+  id: string;
+  rows: number;
+  cols: number;
+  /** Row strings of '.' (free) and '#' (wall); start and goal are free cells. */
+  cells: string[];
+  start: Cell;
+  goal: Cell;
+  /** Moves on a shortest path from start to goal. */
+  distance: number;
+}
+
+export interface GridShape {
+  rows: number;
+  cols: number;
+  /** Walls per layout. */
+  walls: number;
+}
+
+/** Share of all layouts in the held-out split. Fixed, so every run agrees. */
+export const HELD_OUT_PERCENT = 20;
+
+export function layoutId(cells: readonly string[], start: Cell, goal: Cell): string {
+  return cells
+    .map((line, r) =>
+      [...line].map((ch, c) => (r === start.row && c === start.col ? 'A' : r === goal.row && c === goal.col ? 'G' : ch)).join(''),
+    )
+    .join('/');
+}
+
+export function splitOf(id: string): GridSplit {
+  return fnv1a32(`grid-split:${id}`) % 100 < HELD_OUT_PERCENT ? 'heldout' : 'train';
+}
+
+export function isFree(layout: Pick<GridLayout, 'rows' | 'cols' | 'cells'>, cell: Cell): boolean {
+  return cell.row >= 0 && cell.row < layout.rows && cell.col >= 0 && cell.col < layout.cols && layout.cells[cell.row]![cell.col] === '.';
+}
+
+export class GridLayoutError extends Error {
+  override readonly name = 'GridLayoutError';
+}
+
+/**
+ * `count` distinct layouts of `split`, in a fixed order for (seed, shape). Every layout's goal is
+ * reachable and at least two moves from the start, so no episode is won by chance on its first move.
+ */
+export function generateLayouts(opts: { seed: number; count: number; split: GridSplit; shape: GridShape }): GridLayout[] {
+  const { rows, cols, walls } = opts.shape;
+  if (walls > rows * cols - 2) throw new GridLayoutError(`${walls} walls leave no room for a start and a goal in a ${rows}x${cols} grid`);
+  const rng = mulberry32(fnv1a32(`grid:${opts.seed}:${opts.split}`));
+  const seen = new Set<string>();
+  const out: GridLayout[] = [];
+  const maxAttempts = 1000 + opts.count * 200;
+  for (let attempt = 0; out.length < opts.count; attempt++) {
+    if (attempt >= maxAttempts) {
+      throw new GridLayoutError(`could not find ${opts.count} distinct ${opts.split} layouts of ${rows}x${cols} with ${walls} walls (found ${out.length})`);
+    }
+    const grid = Array.from({ length: rows }, () => Array.from({ length: cols }, () => '.'));
+    for (let w = 0; w < walls; ) {
+      const r = randInt(rng, 0, rows - 1);
+      const c = randInt(rng, 0, cols - 1);
+      if (grid[r]![c] === '.') {
+        grid[r]![c] = '#';
+        w++;
+      }
+    }
+    const cells = grid.map((line) => line.join(''));
+    const free: Cell[] = [];
+    cells.forEach((line, row) => [...line].forEach((ch, col) => ch === '.' && free.push({ row, col })));
+    const start = free[randInt(rng, 0, free.length - 1)]!;
+    const goal = free[randInt(rng, 0, free.length - 1)]!;
+    const shape = { rows, cols, cells };
+    const path = shortestPath(shape, start, goal);
+    if (path === null || path.length < 2) continue;
+    const id = layoutId(cells, start, goal);
+    if (seen.has(id) || splitOf(id) !== opts.split) continue;
+    seen.add(id);
+    out.push({ id, rows, cols, cells, start, goal, distance: path.length });
+  }
+  return out;
+}
+
+/** The layout back from its id (activity inputs and histories carry the id only). */
+export function layoutFromId(id: string): GridLayout {
+  const lines = id.split('/');
+  const cols = lines[0]?.length ?? 0;
+  if (lines.length === 0 || cols === 0 || lines.some((l) => l.length !== cols || !/^[.#AG]+$/.test(l))) {
+    throw new GridLayoutError(`not a grid layout id: ${JSON.stringify(id)}`);
+  }
+  const find = (ch: string): Cell => {
+    const row = lines.findIndex((l) => l.includes(ch));
+    if (row < 0 || lines.join('').split(ch).length !== 2) throw new GridLayoutError(`layout ${JSON.stringify(id)} needs exactly one '${ch}'`);
+    return { row, col: lines[row]!.indexOf(ch) };
+  };
+  const start = find('A');
+  const goal = find('G');
+  const cells = lines.map((l) => l.replace(/[AG]/g, '.'));
+  const path = shortestPath({ rows: lines.length, cols, cells }, start, goal);
+  if (path === null) throw new GridLayoutError(`layout ${JSON.stringify(id)} has no path from A to G`);
+  return { id, rows: lines.length, cols, cells, start, goal, distance: path.length };
+}
