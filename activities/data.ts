@@ -9,12 +9,17 @@ import type { RunConfig } from '../src/config/schema';
 import type { SftExample as TokenizedExample } from '../src/rl/sft';
 import { generateProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
 import { names } from './names';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { TextTokenizer } from '../src/model/tokenizer-types';
+import { generateLayouts, gridSftExamples } from '../src/tasks/grid';
 
 export interface PrepareSftDatasetInput {
   runId: string;
   seed: number;
   task: RunConfig['task'];
   maxSeq: number;
+  /** task.kind grid: the plan horizons demonstrations are written for. */
+  horizon?: RunConfig['horizon'];
 }
 
 export interface SftDatasetInfo {
@@ -32,6 +37,7 @@ export function createDataActivities({ store }: { store: BlobStore }) {
   return {
     async prepareSftDataset(input: PrepareSftDatasetInput): Promise<SftDatasetInfo> {
       const tokenizer = loadTokenizer();
+      if (input.task.kind === 'grid') return prepareGridDataset(store, input, tokenizer);
       const problems = generateProblems({ seed: input.seed, count: input.task.trainProblems, split: 'train', difficulty: input.task.difficulty });
       const extra = input.task.extraDemonstrations;
       // A stream of its own, so adding extra demonstrations leaves the main ones unchanged.
@@ -62,6 +68,37 @@ export function createDataActivities({ store }: { store: BlobStore }) {
         preview,
       };
     },
+  };
+}
+
+/** Grid-world demonstrations: the oracle's plans on the training layouts, for every horizon of the pattern. */
+async function prepareGridDataset(store: BlobStore, input: PrepareSftDatasetInput, tokenizer: TextTokenizer): Promise<SftDatasetInfo> {
+  if (!input.task.grid || !input.horizon) throw ApplicationFailure.nonRetryable('a grid dataset needs task.grid and horizon', 'ConfigError');
+  const layouts = generateLayouts({ seed: input.seed, count: input.task.trainProblems, split: 'train', shape: input.task.grid });
+  const examples: TokenizedExample[] = [];
+  let tooLong = 0;
+  let preview = '';
+  for (const layout of layouts) {
+    for (const ex of gridSftExamples(layout, input.horizon.actionHorizonsPattern)) {
+      preview ||= ex.segments.map((s) => s.text).join('');
+      const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
+      if (tokens.length > input.maxSeq) {
+        tooLong += 1;
+        continue;
+      }
+      examples.push({ role: 'single', tokens, lossMask });
+    }
+  }
+  const ref = await putJson(store, { examples }, 'sft-dataset');
+  await store.nameIfAbsent(names.dataset(input.runId), ref);
+  return {
+    ref,
+    examples: examples.length,
+    plannerExamples: 0,
+    actorExamples: 0,
+    tooLong,
+    meanTokens: Math.round(examples.reduce((a, e) => a + e.tokens.length, 0) / Math.max(1, examples.length)),
+    preview,
   };
 }
 

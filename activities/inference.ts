@@ -8,6 +8,7 @@ import type { AgentRole, BlobRef, Completion, FinishReason, SamplingParams } fro
 import { RemoteEngineRequestError, RemoteOpenAIEngine } from '../src/engine/openai-engine';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
+import { evaluateHorizonPolicy, type HorizonEvalOptions, type HorizonEvalReport } from '../src/eval/horizon-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
 import type { WeightsInfo } from '../workflows/training-run-types';
@@ -56,6 +57,12 @@ export interface EvaluatePolicyInput {
   rollout: RunConfig['rollout'];
   seed: number;
   maxNewTokens: number;
+  /** task.kind grid: the run's plan horizons (the grid evaluation plays each held-out layout at each H). */
+  horizon?: RunConfig['horizon'];
+}
+
+export interface EvaluateHorizonsInput extends Omit<HorizonEvalOptions, 'onEpisode'> {
+  weights: WeightsInfo;
 }
 
 export interface EvaluateEpisodesInput extends Omit<EpisodeAccuracyOptions, 'onEpisode'> {
@@ -133,9 +140,25 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       return withHeartbeat(work, () => ({ episodesDone: done }));
     },
 
+    /** Grid world: success per plan horizon on held-out layouts, greedy and sampled. */
+    async evaluateHorizons(input: EvaluateHorizonsInput): Promise<HorizonEvalReport> {
+      const engine = await engines.get(input.weights);
+      let done = 0;
+      const { weights: _weights, ...opts } = input;
+      return withHeartbeat(evaluateHorizonPolicy(engine, { ...opts, onEpisode: () => (done += 1) }), () => ({ episodesDone: done }));
+    },
+
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvalReport> {
       const engine = await engines.get(input.weights);
       let done = 0;
+      if (input.task.kind === 'grid') {
+        // SFT's evaluation of the grid world: greedy success on held-out layouts, per horizon.
+        const report = await withHeartbeat(
+          evaluateHorizonPolicy(engine, { seed: input.seed, layouts: input.task.evalProblems, grid: input.task.grid!, horizon: input.horizon!, onEpisode: () => (done += 1) }),
+          () => ({ episodesDone: done }),
+        );
+        return { problems: report.greedy.total, episodeAccuracy: report.greedy.accuracy, byHorizon: report.byHorizon, examples: [report.example] };
+      }
       const work = evaluateArithPolicy(engine, {
         seed: input.seed,
         problems: input.task.evalProblems,

@@ -13,6 +13,7 @@ import { closeTurn, EOS_TEXT, TOOL_RESULT_OPEN, TOOL_RESULT_CLOSE, formatToolCal
 import { splitPrompt } from '../src/timeline/capture';
 import { oracleGenerate } from '../src/tasks/arith/oracle-policy';
 import { problemFromExpression } from '../src/tasks/arith/problem';
+import { layoutFromId, oraclePlan, parseObservation } from '../src/tasks/grid';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import type { GenerateInput, GenerateResult } from './inference';
 import type { CompletionTokens } from './samples';
@@ -48,6 +49,9 @@ const encoder = new TextEncoder();
 
 /** The oracle's completion for a request, derived from the prompt alone. */
 export async function oracleCompletion(input: GenerateInput): Promise<ScriptedCompletion> {
+  // Grid world: a shortest path of H moves from the agent's cell (src/tasks/grid/oracle.ts).
+  const grid = parseObservation(input.prompt);
+  if (grid) return { text: oraclePlan(layoutFromId(grid.layoutId), grid.at, grid.horizon).join('').slice(0, input.params.maxNewTokens), finishReason: 'length' };
   const expression = TASK_PROMPT.exec(input.prompt)?.[1];
   if (expression === undefined) return { text: '?', finishReason: 'eos' };
   if (input.role !== 'planner') {

@@ -163,7 +163,8 @@ function showProgress(poll: () => Promise<RunProgress>): () => void {
   };
 }
 
-function pct(x: number): string {
+function pct(x: number | undefined): string {
+  if (x === undefined) return '–';
   return `${(100 * x).toFixed(0)}%`;
 }
 

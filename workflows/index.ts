@@ -7,3 +7,5 @@ export { rolloutSession } from './rollout-session';
 export { planActJob } from './plan-act-job';
 export { treeRollout } from './tree-rollout';
 export { agentRollout } from './agent-rollout';
+export { horizonRollout } from './horizon-rollout';
+export { horizonEpisode } from './horizon-episode';

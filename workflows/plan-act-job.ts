@@ -27,7 +27,8 @@ import {
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import { withDeadline } from './plan-act-common';
-import { parseConfigOrFail, resolveConfigOrFail } from './parse-config';
+import { ConfigError } from '../src/config/errors';
+import { configFailure, parseConfigOrFail, resolveConfigOrFail } from './parse-config';
 import { planActProxies } from './plan-act-proxies';
 import { planActRollout } from './plan-act-rollout';
 import type {
@@ -165,8 +166,9 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
     const point: JobEvalPoint = {
       afterRollouts,
       weightVersion: weights.version,
-      plannerAccuracy: report.plannerAccuracy,
-      actorAccuracy: report.actorAccuracy,
+      // Arithmetic reports always carry both (a grid config is refused above).
+      plannerAccuracy: report.plannerAccuracy!,
+      actorAccuracy: report.actorAccuracy!,
       episodeAccuracy: report.episodeAccuracy,
     };
     evals.push(point);
@@ -307,6 +309,15 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 }
 
 async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
+  const cfg = await readConfig(input);
+  // Plan/Act jobs run the arithmetic task; the grid world trains through trainingRun.
+  if (cfg.task.kind !== 'arith') {
+    throw configFailure(new ConfigError('planActJob input', [{ path: 'task.kind', message: 'planActJob runs the arithmetic Plan/Act task; task.kind grid runs through trainingRun' }]));
+  }
+  return cfg;
+}
+
+async function readConfig(input: PlanActJobInput): Promise<RunConfig> {
   if (input.configFile !== undefined) {
     // The file lives with the workers; its parsed content goes into the history, so replays and
     // continue-as-new never read it again.

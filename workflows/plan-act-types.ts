@@ -3,6 +3,7 @@
  * Everything is small and readable: this is what the Web UI shows as inputs and results, so token
  * arrays stay in the blob store and only references, counts and short text travel here.
  */
+import type { HorizonSuccess } from '../src/horizon/metrics';
 import type { TimelineCounts } from '../src/timeline/counts';
 import type { TreeRolloutCounts } from './tree-types';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
@@ -155,6 +156,8 @@ export interface RolloutSummary {
   samples: SampleSets;
   /** Tree rollouts: nodes, leaves and generated tokens of the trees. */
   tree?: TreeRolloutCounts;
+  /** Horizon rollouts: success per plan horizon (metrics only; never in a training batch). */
+  horizon?: HorizonSuccess[];
 }
 
 /** agentRollout's input: which gateway serves the policy the outside agent talks to. */

@@ -1,4 +1,5 @@
 /** Plain data that trainingRun shows through its progress query and returns as its result. */
+import type { HorizonSuccess } from '../src/horizon/metrics';
 import type { TimelineCounts } from './plan-act-types';
 import type { TreeRolloutCounts } from './tree-types';
 import type { BlobRef } from '../src/domain/types';
@@ -49,6 +50,8 @@ export interface RlPoint {
   timelines?: TimelineCounts;
   /** Tree rollouts: the step's tree (nodes, leaves, generated tokens, duplicate outputs). */
   tree?: TreeRolloutCounts;
+  /** Horizon rollouts: the step's success per plan horizon. */
+  horizon?: HorizonSuccess[];
   /** Wall time of the step's phases, seconds (workflow time around each activity or child). */
   seconds: { publish: number; rollout: number; train: number };
 }
@@ -62,6 +65,9 @@ export interface RlEvalPoint {
   weightVersion: number;
   greedy: Accuracy;
   sampled?: Accuracy;
+  /** Grid world: success per plan horizon, greedy (and sampled). */
+  byHorizon?: HorizonSuccess[];
+  sampledByHorizon?: HorizonSuccess[];
   failures: Record<string, number>;
   example: string;
 }

@@ -32,6 +32,8 @@ import { episodeLimits, mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
 import { treeRollout } from './tree-rollout';
+import { horizonRollout } from './horizon-rollout';
+import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, RolloutSummary, SampleSetRef } from './plan-act-types';
 import { sumCounts } from '../src/timeline/counts';
@@ -134,7 +136,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
 
   const dataset =
     state.dataset ??
-    (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq })).ref;
+    (await data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq, ...(cfg.horizon ? { horizon: cfg.horizon } : {}) })).ref;
   state.dataset = dataset;
   let backend = 'resumed';
   if (!state.checkpoint) {
@@ -174,19 +176,30 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       rollout: cfg.rollout,
       seed: cfg.seed,
       maxNewTokens: cfg.eval.maxNewTokens,
+      ...(cfg.horizon ? { horizon: cfg.horizon } : {}),
     });
     const point: EvalPoint = { ...report, step: checkpoint.step, weightVersion: weights.version };
     state.evals.push(point);
     progress.lastEval = point;
     // The SFT curve's points; the check after RL (SFT distribution, after RL's steps) is in the result only.
-    if (rlDone() === 0) await metrics([{ kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy }]);
+    if (rlDone() === 0) await metrics([{ kind: 'eval', phase: 'sft', step: point.step, greedyAccuracy: point.episodeAccuracy, ...horizonRates(point.byHorizon) }]);
     log.info('evaluation', { step: point.step, planner: point.plannerAccuracy, actor: point.actorAccuracy, episode: point.episodeAccuracy });
     return point;
   };
 
   /** Held-out accuracy on the RL distribution, greedy and sampled, of the given weights. */
-  const evaluateRl = (weights: WeightsInfo) =>
-    inference.evaluateEpisodes({
+  const evaluateRl = (weights: WeightsInfo): Promise<Omit<RlEvalPoint, 'step' | 'weightVersion'>> =>
+    cfg.task.kind === 'grid'
+      ? // The grid world: held-out layouts, each played once per horizon of the pattern.
+        inference.evaluateHorizons({
+          weights,
+          seed: cfg.seed,
+          layouts: cfg.task.evalProblems,
+          grid: cfg.task.grid!,
+          horizon: cfg.horizon!,
+          ...(cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {}),
+        })
+      : inference.evaluateEpisodes({
       weights,
       seed: cfg.seed,
       problems: cfg.task.rl.evalProblems,
@@ -203,7 +216,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     rlEvals.push(point);
     progress.lastRlEval = point;
     await metrics([
-      { kind: 'eval', phase: 'rl', step: rlStep, greedyAccuracy: point.greedy.accuracy, ...(point.sampled ? { sampledAccuracy: point.sampled.accuracy } : {}) },
+      { kind: 'eval', phase: 'rl', step: rlStep, greedyAccuracy: point.greedy.accuracy, ...(point.sampled ? { sampledAccuracy: point.sampled.accuracy } : {}), ...horizonRates(point.byHorizon) },
     ]);
     log.info('rl evaluation', { rlStep, greedy: point.greedy.accuracy, sampled: point.sampled?.accuracy });
     return point;
@@ -249,6 +262,11 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const rollouts: RolloutSummary[] = [];
     let keepGroups: string[] = [];
     for (let batch = 0; ; batch++) {
+      if (cfg.rollout.kind === 'horizon') {
+        // Grid-world episodes with plan horizons; a layout's episodes are its GRPO group.
+        rollouts.push(await executeChild(horizonRollout, { workflowId: `${runId}/horizon-rollout-${rlStep}`, args: [{ runId, rolloutId: rlStep, config: cfg, policy }] }));
+        break;
+      }
       if (cfg.rollout.kind === 'tree') {
         // Offline tree search on the actor's task; the leaves of a root are its GRPO group.
         rollouts.push(await executeChild(treeRollout, { workflowId: `${runId}/tree-rollout-${rlStep}`, args: [{ runId, rolloutId: rlStep, config: cfg, policy }] }));
@@ -267,7 +285,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     }
     const t2 = workflowNow();
     const rows = rollouts.flatMap((r) => r.rows);
-    const samples = rollouts.flatMap((r) => [r.samples.planner, r.samples.actor]).filter((s): s is SampleSetRef => s !== undefined);
+    const samples = rollouts.flatMap((r) => [r.samples.planner, r.samples.actor, r.samples.single]).filter((s): s is SampleSetRef => s !== undefined);
     const update = await training.trainGrpo({
       runId,
       checkpoint,
@@ -308,6 +326,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
       ...timelineCounts(samples),
       ...(rollouts[0]?.tree ? { tree: rollouts[0].tree } : {}),
+      ...(rollouts[0]?.horizon ? { horizon: rollouts[0].horizon } : {}),
     };
     rlPoints.push(point);
     state.rlDone = rlStep;
@@ -328,6 +347,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         tokensTrained: update.tokens,
         ...(point.timelines ? { timelines: point.timelines } : {}),
         ...(point.tree ? { tree: point.tree } : {}),
+        ...(point.horizon ? { horizon: horizonMetricKeys(point.horizon) } : {}),
         seconds: point.seconds,
       },
     ]);
@@ -449,6 +469,11 @@ async function failAsRun<T>(work: Promise<T>): Promise<T> {
     if (cause instanceof ApplicationFailure && cause.nonRetryable) throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? 'ConfigError');
     throw err;
   }
+}
+
+/** Greedy success rate per plan horizon for a metrics line, e.g. { byHorizon: { "5": 0.6 } }; nothing for arithmetic. */
+function horizonRates(rows: HorizonSuccess[] | undefined): { byHorizon?: Record<string, number> } {
+  return rows ? { byHorizon: Object.fromEntries(rows.map((r) => [String(r.horizon), r.rate])) } : {};
 }
 
 function round1(x: number): number {

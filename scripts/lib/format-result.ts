@@ -2,7 +2,7 @@ import type { TrainingRunResult } from '../../workflows/training-run-types';
 
 /** The run's result as a person reads it at the end of the main job. */
 export function formatResult(r: TrainingRunResult): string {
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const pct = (x: number | undefined) => (x === undefined ? "–" : `${(100 * x).toFixed(1)}%`);
   const lines = [
     '',
     `experiment ${r.experiment} — backend ${r.backend}, ${r.sftSteps} SFT steps, final loss ${r.finalLoss?.toFixed(4) ?? '-'}`,

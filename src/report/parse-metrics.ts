@@ -74,6 +74,8 @@ const RlStepSchema = z.strictObject({
       cachedPromptTokens: nonNegativeMetric.optional(),
     })
     .optional(),
+  // plan_h{H}_success_count / _total_count / _success_rate
+  horizon: z.record(z.string().regex(/^plan_h\d+_(success_count|total_count|success_rate)$/), nonNegativeMetric).optional(),
   seconds: z.strictObject({ rollout: nonNegativeMetric, train: nonNegativeMetric, publish: nonNegativeMetric }).optional(),
 });
 
@@ -83,6 +85,7 @@ const EvalSchema = z.strictObject({
   phase: z.enum(['sft', 'rl']),
   greedyAccuracy: fraction,
   sampledAccuracy: fraction.optional(),
+  byHorizon: z.record(z.string().regex(/^\d+$/), fraction).optional(),
   label: z.string().min(1).optional(),
 });
 

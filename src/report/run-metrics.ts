@@ -53,6 +53,8 @@ export interface RlStepMetrics {
   timelines?: RlStepTimelines;
   /** Tree rollouts: segments generated, leaves, generated tokens, duplicate outputs. */
   tree?: { nodes: number; leaves: number; generatedTokens: number; duplicates: number; promptTokens?: number; cachedPromptTokens?: number };
+  /** Horizon rollouts: the step's success per plan horizon (plan_h{H}_success_count / total_count / success_rate). */
+  horizon?: Record<string, number>;
   seconds?: RlStepSeconds;
 }
 
@@ -75,6 +77,8 @@ export interface EvalPoint {
   greedyAccuracy: number;
   /** Accuracy with sampling at the training temperature, in [0, 1]. */
   sampledAccuracy?: number;
+  /** Grid world: greedy success rate per plan horizon, e.g. { "5": 0.62, "10": 0.41 }. */
+  byHorizon?: Record<string, number>;
   /** Short note drawn next to the point, e.g. "final". */
   label?: string;
 }

@@ -10,7 +10,7 @@ import { fnv1a32, mulberry32, randInt } from '../rng';
 import { executeChunk } from './env';
 import { gridObservation } from './formats';
 import type { Cell, GridLayout } from './layout';
-import { oraclePlan } from './oracle';
+import { oraclePlan, shortestPath } from './oracle';
 
 export interface GridSftExample {
   layoutId: string;
@@ -42,7 +42,8 @@ export function gridSftExamples(layout: GridLayout, horizons: readonly number[])
       if (outcome.reachedGoal) break;
       at = outcome.position;
     }
-    const other = free.filter((c) => c.row !== layout.goal.row || c.col !== layout.goal.col);
+    // A cell walled off from the goal has no oracle plan.
+    const other = free.filter((c) => (c.row !== layout.goal.row || c.col !== layout.goal.col) && shortestPath(layout, c, layout.goal) !== null);
     example(other[randInt(rng, 0, other.length - 1)]!, horizon);
   }
   return out;

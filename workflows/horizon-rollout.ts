@@ -1,0 +1,100 @@
+/**
+ * horizonRollout: one RL step's grid-world episodes (SPEC capability 5). rl.promptsPerStep training
+ * layouts, rl.groupSize episodes each (a layout's episodes are its GRPO group); episode i of the
+ * batch plans with H = horizon.actionHorizonsPattern[i mod length]. Each episode is a
+ * horizonEpisode child; their executed chunks become samples (one per chunk, trained on its slice
+ * of the plan); the per-H success counts go to the summary's metrics only.
+ */
+import { executeChild, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { HorizonSampleActivities } from '../activities/horizon-samples';
+import { assignHorizons } from '../src/horizon/assign';
+import { successByHorizon } from '../src/horizon/metrics';
+import { generateLayouts } from '../src/tasks/grid/layout';
+import { fnv1a32 } from '../src/tasks/rng';
+import { episodeSeed } from '../src/planact/sampling-seed';
+import { NON_RETRYABLE_ERRORS } from './activity-proxies';
+import { horizonEpisode } from './horizon-episode';
+import type { HorizonEpisodeDigest, HorizonEpisodeInput, HorizonRolloutInput } from './horizon-types';
+import { emptyToolMetrics, mean, workflowNow } from './plan-act-common';
+import type { EpisodeRow, RolloutSummary } from './plan-act-types';
+import { TASK_QUEUES } from './shared';
+
+export async function horizonRollout(input: HorizonRolloutInput): Promise<RolloutSummary> {
+  const cfg = input.config;
+  const grid = cfg.task.grid!;
+  const horizon = cfg.horizon!;
+  const started = workflowNow();
+  const self = workflowInfo().workflowId;
+  const { writeHorizonSamples } = proxyActivities<HorizonSampleActivities>({
+    taskQueue: TASK_QUEUES.orchestration,
+    startToCloseTimeout: '2m',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+  });
+  const layouts = generateLayouts({ seed: fnv1a32(`grid-rollout:${cfg.seed}:${input.rolloutId}`), count: cfg.rl.promptsPerStep, split: 'train', shape: grid });
+  const size = layouts.length * cfg.rl.groupSize;
+  const horizons = assignHorizons(horizon.actionHorizonsPattern, size);
+  const inputs: HorizonEpisodeInput[] = Array.from({ length: size }, (_, i) => {
+    const p = Math.floor(i / cfg.rl.groupSize);
+    return {
+      episodeId: `${input.runId}/r${input.rolloutId}/e${i}`,
+      groupId: `r${input.rolloutId}-p${p}`,
+      layoutId: layouts[p]!.id,
+      horizon: horizons[i]!,
+      numActionChunks: horizon.numActionChunks,
+      maxSteps: grid.maxSteps,
+      usePlanReward: horizon.usePlanReward,
+      planRewardCoef: horizon.planRewardCoef,
+      baseH: horizon.baseH,
+      policy: input.policy,
+      sampling: { temperature: cfg.rl.temperature, topP: cfg.rl.topP },
+      seed: episodeSeed(cfg.seed, input.rolloutId, i),
+      timeouts: cfg.timeouts,
+    };
+  });
+  const episodes: HorizonEpisodeDigest[] = await Promise.all(inputs.map((e, i) => executeChild(horizonEpisode, { workflowId: `${self}/ep-${i}`, args: [e] })));
+  const actor = await writeHorizonSamples({
+    episodes: episodes.map((e) => ({
+      episodeId: e.episodeId,
+      groupId: e.groupId,
+      reward: e.reward.total,
+      plans: e.plans.map((p) => ({
+        planIndex: p.planIndex,
+        horizon: e.horizon,
+        tokens: p.tokens,
+        weightVersion: p.weightVersion,
+        ...(p.error ? {} : { chunks: p.chunks }),
+      })),
+    })),
+  });
+  const rows: EpisodeRow[] = episodes.map((e) => ({
+    episodeId: e.episodeId,
+    groupId: e.groupId,
+    expression: `${e.layoutId} H=${e.horizon}`,
+    reward: e.reward.total,
+    answer: e.success ? `goal in ${e.steps}` : null,
+    ...(e.failure ? { failure: e.failure } : {}),
+  }));
+  const failures: Record<string, number> = {};
+  for (const e of episodes) if (e.failure) failures[e.failure] = (failures[e.failure] ?? 0) + 1;
+  const byHorizon = successByHorizon(episodes);
+  log.info('horizon rollout', { rolloutId: input.rolloutId, episodes: episodes.length, byHorizon: byHorizon.map((h) => `H${h.horizon} ${h.success}/${h.total}`).join(' ') });
+  return {
+    rolloutId: input.rolloutId,
+    mode: 'single',
+    episodes: episodes.length,
+    answered: episodes.filter((e) => e.success).length,
+    meanReward: mean(episodes.map((e) => e.reward.total)),
+    failures,
+    metrics: {
+      acts: 0,
+      generations: episodes.reduce((n, e) => n + e.plans.length, 0),
+      maxConcurrentActs: 0,
+      tools: emptyToolMetrics(),
+      meanEpisodeMs: 0,
+      durationMs: workflowNow() - started,
+    },
+    rows,
+    samples: { single: actor },
+    horizon: byHorizon,
+  };
+}
