@@ -126,4 +126,26 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
       },
     ],
   },
+  // Grid-world episodes with plan horizons 2, 3 and 15 (chunks of 2) on the oracle: plans, chunks on
+  // the real grid environment, replans, plan reward, per-chunk samples.
+  {
+    name: 'horizon-rollout',
+    workflowType: 'horizonRollout',
+    args: [
+      {
+        runId: 'history-horizon',
+        rolloutId: 1,
+        config: parseRunConfig({
+          seed: 5,
+          task: { kind: 'grid', grid: { rows: 5, cols: 5, walls: 4, maxSteps: 16 } },
+          horizon: { actionHorizonsPattern: [2, 3, 15], numActionChunks: 2, baseH: 5, usePlanReward: true, planRewardCoef: 0.1 },
+          rl: { promptsPerStep: 1, groupSize: 3 },
+          rollout: { kind: 'horizon' },
+          timeouts: { heartbeatSec: 10 },
+        }),
+        policy: { weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE },
+      },
+    ],
+  },
+  { name: 'horizon-episode', workflowType: 'horizonEpisode', args: [], workflowId: 'history-horizon-rollout/ep-0', startedByOthers: true },
 ];
