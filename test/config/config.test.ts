@@ -28,7 +28,7 @@ describe('run config', () => {
   it.each([
     [{ rollout: { kind: 'standard' } }, 'rollout.kind', /not available yet.*standard/],
     [{ tree: { beamSize: 3 } }, 'tree', /take effect with rollout\.kind: tree/],
-    [{ horizon: {} }, 'horizon', /not available yet: dynamic plan horizons/],
+    [{ horizon: {} }, 'horizon', /take effect with task\.kind: grid/],
     [{ inference: { engine: 'openai' } }, 'inference.openai', /needs inference\.openai/],
     [{ inference: { openai: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' } } }, 'inference.openai', /takes effect with inference\.engine: openai/],
     [{ inference: { maxBatch: 8 } }, 'inference.maxBatch', /not available yet/],
@@ -57,6 +57,31 @@ describe('run config', () => {
     expect(problemsOf(() => parseRunConfig({ rollout: { kind: 'tree' }, rl: { groupSize: 4, maxNewTokens: 32 }, tree: { segmentTokens: 32 } }))[0]).toEqual(
       expect.objectContaining({ path: 'tree.segmentTokens', message: expect.stringMatching(/rl\.maxNewTokens = 32/) }),
     );
+  });
+
+  it('takes the grid world with its horizon keys and rejects keys a grid run would ignore, by name', () => {
+    const grid = { task: { kind: 'grid' as const }, rollout: { kind: 'horizon' as const } };
+    const cfg = parseRunConfig(grid);
+    expect(cfg.task.grid).toEqual({ rows: 5, cols: 5, walls: 4, maxSteps: 16 });
+    expect(cfg.horizon).toEqual({ actionHorizonsPattern: [5, 10, 15], numActionChunks: 5, baseH: 5, usePlanReward: false, planRewardCoef: 0.1 });
+    // Arithmetic configs carry neither.
+    expect(parseRunConfig({}).horizon).toBeUndefined();
+    expect(parseRunConfig(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
+    const path = (input: unknown) => problemsOf(() => parseRunConfig(input))[0]!.path;
+    expect(path({ horizon: { baseH: 3 } })).toBe('horizon');
+    expect(path({ task: { grid: {} } })).toBe('task.grid');
+    expect(path({ rollout: { kind: 'horizon' } })).toBe('rollout.kind');
+    expect(path({ task: { kind: 'grid' } })).toBe('rollout.kind');
+    expect(path({ ...grid, task: { kind: 'grid', demoToolUseRate: 0.5 } })).toBe('task.demoToolUseRate');
+    expect(path({ ...grid, rollout: { kind: 'horizon', maxTurns: 2 } })).toBe('rollout.maxTurns');
+    expect(path({ ...grid, rl: { maxNewTokens: 20 } })).toBe('rl.maxNewTokens');
+    expect(path({ ...grid, eval: { maxNewTokens: 20 } })).toBe('eval.maxNewTokens');
+    expect(path({ ...grid, rl: { dynamicSampling: { enabled: true } } })).toBe('rl.dynamicSampling.enabled');
+    expect(path({ ...grid, horizon: { actionHorizonsPattern: [] } })).toBe('horizon.actionHorizonsPattern');
+    expect(path({ ...grid, horizon: { numActionChunks: 0 } })).toBe('horizon.numActionChunks');
+    expect(path({ ...grid, horizon: { usePlanReward: 'yes' } })).toBe('horizon.usePlanReward');
+    expect(path({ ...grid, task: { kind: 'grid', grid: { rows: 2, cols: 2, walls: 3 } } })).toBe('task.grid.walls');
+    expect(path({ ...grid, model: { maxSeq: 32 } })).toBe('model.maxSeq');
   });
 
   it('takes the timeline keys with AgentJet\'s defaults and rejects bad ones by name', () => {
