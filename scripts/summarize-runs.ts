@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from '../src/paths';
 import type { Accuracy } from '../src/eval/episode-accuracy';
-import type { TrainingRunResult } from '../workflows/training-run-types';
+import type { HorizonSuccess } from '../src/horizon/metrics';
+import type { Comparison, TrainingRunResult } from '../workflows/training-run-types';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
@@ -52,7 +53,33 @@ function main(): number {
   const budget = runs.map((r) => `${r.c.rl.steps} RL steps in ${r.c.rl.seconds} s vs ${r.c.moreSft?.steps ?? '-'} more SFT steps in ${r.c.moreSft?.seconds ?? '-'} s`);
   console.log('');
   console.log(`compute per run: ${budget.join('; ')}`);
+  if (runs.every((x) => x.c.sftOnly.byHorizon)) printByHorizon(runs.map((x) => x.c));
   return 0;
+}
+
+/**
+ * Grid world: greedy success per plan horizon on the held-out layouts, at the start of RL (SFT
+ * only), after the more-SFT baseline and after RL, per run and as the mean over runs.
+ */
+function printByHorizon(comparisons: Comparison[]): void {
+  const horizons = comparisons[0]!.sftOnly.byHorizon!.map((h) => h.horizon);
+  const at = (rows: HorizonSuccess[] | undefined, h: number) => rows?.find((x) => x.horizon === h);
+  const cell = (x: HorizonSuccess | undefined) => (x ? `${pct(x.rate)} (${x.success}/${x.total})` : '-');
+  console.log('');
+  console.log('greedy success per plan horizon on held-out layouts:');
+  console.log('| run | H | SFT only | SFT + more SFT | SFT + RL |');
+  console.log('|---|---:|---:|---:|---:|');
+  comparisons.forEach((c, i) => {
+    for (const h of horizons) console.log(`| ${i + 1} | ${h} | ${cell(at(c.sftOnly.byHorizon, h))} | ${cell(at(c.moreSft?.byHorizon, h))} | ${cell(at(c.rl.byHorizon, h))} |`);
+  });
+  if (comparisons.length < 2) return;
+  for (const h of horizons) {
+    const mean = (get: (c: Comparison) => HorizonSuccess[] | undefined) => {
+      const xs = comparisons.map((c) => at(get(c), h)?.rate);
+      return xs.every((x) => x !== undefined) ? meanSpread(xs as number[]) : '-';
+    };
+    console.log(`H=${h}: SFT only ${mean((c) => c.sftOnly.byHorizon)}; more SFT ${mean((c) => c.moreSft?.byHorizon)}; RL ${mean((c) => c.rl.byHorizon)}`);
+  }
 }
 
 process.exit(main());

@@ -84,9 +84,9 @@ export interface MoreSftBaseline {
 /** SFT only vs SFT + more SFT vs SFT + RL, on the RL distribution's held-out problems. */
 export interface Comparison {
   problems: number;
-  sftOnly: { greedy: Accuracy; sampled?: Accuracy };
-  moreSft?: { greedy: Accuracy; sampled?: Accuracy; steps: number; seconds: number };
-  rl: { greedy: Accuracy; sampled?: Accuracy; steps: number; seconds: number };
+  sftOnly: { greedy: Accuracy; sampled?: Accuracy; byHorizon?: HorizonSuccess[] };
+  moreSft?: { greedy: Accuracy; sampled?: Accuracy; byHorizon?: HorizonSuccess[]; steps: number; seconds: number };
+  rl: { greedy: Accuracy; sampled?: Accuracy; byHorizon?: HorizonSuccess[]; steps: number; seconds: number };
 }
 
 export interface EvalPoint extends EvalReport {

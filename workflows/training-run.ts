@@ -442,7 +442,8 @@ async function moreSftBaseline(
 function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comparison {
   const first = rlEvals[0]!;
   const last = rlEvals.at(-1)!;
-  const pick = (e: RlEvalPoint) => ({ greedy: e.greedy, ...(e.sampled ? { sampled: e.sampled } : {}) });
+  // Grid runs also compare success per plan horizon.
+  const pick = (e: RlEvalPoint) => ({ greedy: e.greedy, ...(e.sampled ? { sampled: e.sampled } : {}), ...(e.byHorizon ? { byHorizon: e.byHorizon } : {}) });
   return {
     problems: first.greedy.total,
     sftOnly: pick(first),
