@@ -19,7 +19,8 @@ import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { initWeights } from '../src/model/init';
 import { exportOnnx, ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
 import { loadTokenizer } from '../src/model/tokenizer';
-import { defaultStore } from '../workers/create-workers';
+import { describeStore, openStore } from '../src/store/store-spec';
+import { defaultStoreSpec } from '../workers/create-workers';
 
 function port(value: string): number {
   const n = Number(value);
@@ -35,14 +36,15 @@ async function main(): Promise<void> {
     .option('--model <name>', 'model name clients ask for', 'durable-rl')
     .parse()
     .opts<{ port: number; host: string; fromRun?: string; model: string }>();
-  const store = defaultStore();
+  const storeSpec = defaultStoreSpec();
+  const store = openStore(storeSpec);
   const tokenizer = loadTokenizer();
   let onnx: Uint8Array;
   let config: GptConfig;
   let source: string;
   if (opts.fromRun) {
     const ref = await store.getName(names.latestWeights(opts.fromRun));
-    if (!ref) throw new Error(`run ${JSON.stringify(opts.fromRun)} has published no weights in ${store.root}`);
+    if (!ref) throw new Error(`run ${JSON.stringify(opts.fromRun)} has published no weights in ${describeStore(storeSpec)}`);
     onnx = await store.get(ref);
     config = JSON.parse(readOnnxMetadata(onnx)[ONNX_META.config]!) as GptConfig;
     source = `weights of run ${opts.fromRun}`;
@@ -56,7 +58,7 @@ async function main(): Promise<void> {
   const app = createGateway({ engine: { complete: (p, params) => batcher.complete(p, params) }, tokenizer, model: opts.model, maxSeq: config.maxSeq, recorder: blobStoreRecorder(store) });
   await app.listen({ port: opts.port, host: opts.host });
   const bound = (app.server.address() as AddressInfo).port;
-  console.log(`gateway: http://${opts.host}:${bound}/v1 serving '${opts.model}' (${source}); requests with an x-episode-id header are recorded in the blob store ${store.root} (names gateway/episodes/<id>/)`);
+  console.log(`gateway: http://${opts.host}:${bound}/v1 serving '${opts.model}' (${source}); requests with an x-episode-id header are recorded in the blob store ${describeStore(storeSpec)} (names gateway/episodes/<id>/)`);
   const stop = () => void app.close().then(() => engine.release()).then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 TEMPORAL_CLI_VERSION=1.5.1
 CACHE_DIR="${DURABLE_RL_CACHE:-$HOME/.cache/durable-rl}"
 TEMPORAL_BIN="$CACHE_DIR/temporal-cli-v$TEMPORAL_CLI_VERSION/temporal"
+# The S3-compatible server of the S3 blob store's tests, bench:scale and the local multi-process
+# deployment (scripts/lib/s3-server.ts): S3 over a local folder. Keep in step with VERSITYGW_VERSION there.
+VERSITYGW_VERSION=v1.8.0
+VERSITYGW_BIN="$CACHE_DIR/versitygw-$VERSITYGW_VERSION/versitygw"
 
 # onnxruntime-node's install script would try to download the CUDA add-on; its CPU binary ships inside.
 export ONNXRUNTIME_NODE_INSTALL=skip
@@ -28,6 +32,17 @@ if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL
     "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION"
   "$TEMPORAL_BIN" --version | grep -q "temporal version $TEMPORAL_CLI_VERSION " \
     || { echo "[setup] built Temporal CLI reports an unexpected version: $("$TEMPORAL_BIN" --version)" >&2; exit 1; }
+fi
+
+if ! "$VERSITYGW_BIN" --version 2>/dev/null | grep -q "Version  : $VERSITYGW_VERSION\$"; then
+  GO="$(command -v go || echo /usr/local/go/bin/go)"
+  [ -x "$GO" ] || { echo "[setup] Go is required to build versitygw (looked for go on PATH and /usr/local/go/bin/go)" >&2; exit 1; }
+  echo "[setup] building versitygw $VERSITYGW_VERSION with $("$GO" version) (one time, a minute or two)"
+  mkdir -p "$(dirname "$VERSITYGW_BIN")"
+  GOBIN="$(dirname "$VERSITYGW_BIN")" "$GO" install -ldflags "-X main.Version=$VERSITYGW_VERSION" \
+    "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  "$VERSITYGW_BIN" --version | grep -q "Version  : $VERSITYGW_VERSION\$" \
+    || { echo "[setup] built versitygw reports an unexpected version: $("$VERSITYGW_BIN" --version | head -1)" >&2; exit 1; }
 fi
 
 # The curves picture (src/report) draws its text with DejaVu Sans; Debian's base images ship it,

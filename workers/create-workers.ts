@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { createAgentActivities } from '../activities/agents';
 import { createConfigActivities } from '../activities/config';
 import { createDataActivities } from '../activities/data';
@@ -16,9 +16,9 @@ import { createRunRecordActivities } from '../activities/run-records';
 import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
-import { FsBlobStore } from '../src/store/fs-blob-store';
 import { DATA_DIR, REPO_ROOT } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
+import { openStore, parseStoreSpec, storeSettingsFromEnv, type StoreSpec } from '../src/store/store-spec';
 import { TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
 
 export interface WorkerSetup {
@@ -32,6 +32,12 @@ export interface WorkerSetup {
   inferenceConcurrency?: number;
   /** Training activities at once: one per device. */
   trainingSlots?: number;
+  /** Orchestration activities at once (default 16). */
+  orchestrationConcurrency?: number;
+  /** Tool and agent activities at once (default 64). */
+  toolsConcurrency?: number;
+  /** Activity interceptors for every queue's worker (the metrics endpoint's, see workers/metrics). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
   /** Where runs' metrics files and curves go (default .data/runs, or DURABLE_RL_RUNS). */
   runsDir?: string;
 }
@@ -43,7 +49,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   const namespace = setup.namespace ?? 'default';
   /** The options every worker shares; each queue adds what it runs and how much at once. */
   const create = (queue: TaskQueueName, options: Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue'>): Promise<Worker> =>
-    Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...options });
+    Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...(setup.activityInterceptors ? { interceptors: { activity: setup.activityInterceptors } } : {}), ...options });
   const workers: Worker[] = [];
   for (const queue of setup.queues) {
     switch (queue) {
@@ -63,7 +69,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },
             // Light work (datasets, samples, session arrivals); many Plan/Act episodes write samples at once.
-            maxConcurrentActivityTaskExecutions: 16,
+            maxConcurrentActivityTaskExecutions: setup.orchestrationConcurrency ?? 16,
           }),
         );
         break;
@@ -76,7 +82,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
       case 'tools':
         // Tools, and the outside agents (agentRollout) that call the gateway and run their own tools.
         // The grid world's environment (horizon episodes) is a tool like the calculator.
-        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: 64 }));
+        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: setup.toolsConcurrency ?? 64 }));
         break;
     }
   }
@@ -87,6 +93,11 @@ export function defaultRunsDir(): string {
   return process.env.DURABLE_RL_RUNS ?? path.join(DATA_DIR, 'runs');
 }
 
-export function defaultStore(): FsBlobStore {
-  return new FsBlobStore(process.env.DURABLE_RL_STORE ?? path.join(DATA_DIR, 'store'));
+/** The blob store named by DURABLE_RL_STORE and the DURABLE_RL_S3_* variables (src/store/store-spec.ts); default .data/store. */
+export function defaultStoreSpec(): StoreSpec {
+  return parseStoreSpec(storeSettingsFromEnv(), path.join(DATA_DIR, 'store'));
+}
+
+export function defaultStore(): BlobStore {
+  return openStore(defaultStoreSpec());
 }

@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { BlobRef } from '../domain/types';
+import { checkBlobName, checkSha256, sha256Hex } from './blob-keys';
 import { BlobCorruptError, BlobNotFoundError, type BlobStore } from './blob-store';
-
-const NAME_RE = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
 
 /**
  * Filesystem BlobStore. Every write goes to a temp file first and is then linked or renamed into
@@ -15,7 +14,7 @@ export class FsBlobStore implements BlobStore {
   constructor(readonly root: string) {}
 
   async put(bytes: Uint8Array, kind: string): Promise<BlobRef> {
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const sha256 = sha256Hex(bytes);
     const ref: BlobRef = { sha256, bytes: bytes.byteLength, kind };
     const file = this.blobPath(sha256);
     if (await exists(file)) return ref;
@@ -31,7 +30,7 @@ export class FsBlobStore implements BlobStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(ref);
       throw err;
     }
-    const actual = createHash('sha256').update(bytes).digest('hex');
+    const actual = sha256Hex(bytes);
     if (actual !== ref.sha256) throw new BlobCorruptError(ref, actual);
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
@@ -84,14 +83,12 @@ export class FsBlobStore implements BlobStore {
   }
 
   private blobPath(sha256: string): string {
-    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new RangeError(`not a sha256 hex digest: ${JSON.stringify(sha256)}`);
+    checkSha256(sha256);
     return path.join(this.root, 'blobs', sha256.slice(0, 2), sha256.slice(2));
   }
 
   private namePath(name: string): string {
-    if (!NAME_RE.test(name) || name.split('/').some((p) => p === '.' || p === '..')) {
-      throw new RangeError(`invalid blob name ${JSON.stringify(name)}: use path segments of letters, digits, ".", "_", "-"`);
-    }
+    checkBlobName(name);
     return path.join(this.root, 'names', `${name}.json`);
   }
 

@@ -1,14 +1,32 @@
-/** One real Temporal dev server (in memory, headless) for the whole test run. */
+/**
+ * One real Temporal dev server (in memory, headless) and one real S3-compatible server (versitygw
+ * over a temporary folder, with one bucket for the tests) for the whole test run.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { freePort, startDevServer } from '../../scripts/lib/dev-server';
+import { startS3Server } from '../../scripts/lib/s3-server';
+
+export const TEST_BUCKET = 'durable-rl-test';
 
 export default async function globalSetup(): Promise<void> {
   const port = await freePort();
-  const server = await startDevServer({
-    port,
-    logFile: path.resolve(__dirname, '../../.data/test-temporal.log'),
-    detached: false,
-  });
+  const s3Dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-test-s3-'));
+  const [server, s3] = await Promise.all([
+    startDevServer({
+      port,
+      logFile: path.resolve(__dirname, '../../.data/test-temporal.log'),
+      detached: false,
+    }),
+    freePort().then((s3Port) => startS3Server({ port: s3Port, dataDir: s3Dir, logFile: path.resolve(__dirname, '../../.data/test-s3.log') })),
+  ]);
+  await s3.createBucket(TEST_BUCKET);
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
-  (globalThis as { __temporalServer?: { stop(): Promise<void> } }).__temporalServer = server;
+  process.env.DURABLE_RL_TEST_S3_ENDPOINT = s3.endpoint;
+  process.env.DURABLE_RL_TEST_S3_BUCKET = TEST_BUCKET;
+  const g = globalThis as { __temporalServer?: { stop(): Promise<void> }; __s3Server?: { stop(): Promise<void> }; __s3Dir?: string };
+  g.__temporalServer = server;
+  g.__s3Server = s3;
+  g.__s3Dir = s3Dir;
 }

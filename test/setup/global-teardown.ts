@@ -1,3 +1,7 @@
+import fs from 'node:fs';
+
 export default async function globalTeardown(): Promise<void> {
-  await (globalThis as { __temporalServer?: { stop(): Promise<void> } }).__temporalServer?.stop();
+  const g = globalThis as { __temporalServer?: { stop(): Promise<void> }; __s3Server?: { stop(): Promise<void> }; __s3Dir?: string };
+  await Promise.all([g.__temporalServer?.stop(), g.__s3Server?.stop()]);
+  if (g.__s3Dir) fs.rmSync(g.__s3Dir, { recursive: true, force: true });
 }
