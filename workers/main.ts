@@ -1,41 +1,58 @@
 /**
- * Shared entry logic: connect to TEMPORAL_ADDRESS, run the workers for the given queues until
- * SIGINT/SIGTERM. Each workers/<queue>.ts file is a one-line call of this.
+ * Shared entry logic: read the process's settings (flags or environment, workers/worker-config.ts),
+ * open the blob store, connect to Temporal, optionally serve metrics, and run the workers for the
+ * given queues until SIGINT/SIGTERM. Each workers/<queue>.ts file is a one-line call of this.
  */
+import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
+import { DATA_DIR } from '../src/paths';
+import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/shared';
-import { createWorkers, defaultStore } from './create-workers';
+import { createWorkers } from './create-workers';
+import { activityMetrics } from './metrics/activity-metrics';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
+import { ProjectMetrics } from './metrics/project-metrics';
+import { installSdkMetrics } from './metrics/sdk-metrics';
+import { parseWorkerConfig, WorkerConfigError } from './worker-config';
 
-export async function runWorkerProcess(queues: readonly TaskQueueName[]): Promise<void> {
-  const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-  const connection = await NativeConnection.connect({ address });
+/** `argv`: the flags after the script name (the freezing test worker passes none and uses the environment). */
+export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: readonly string[] = []): Promise<void> {
+  const config = parseWorkerConfig(queues, argv, { defaultStoreRoot: path.join(DATA_DIR, 'store'), name: `workers/${queues.length === 1 ? queues[0] : 'all'}` });
+  let metrics: { project: ProjectMetrics; server: MetricsServer } | undefined;
+  if (config.metrics) {
+    // Before the connection: the SDK's exporter is part of the Runtime, installed once per process.
+    const sdk = await installSdkMetrics();
+    const project = new ProjectMetrics();
+    metrics = { project, server: await startMetricsServer({ ...config.metrics, registry: project.registry, sdkUrl: sdk.url }) };
+  }
+  const store = await openCheckedStore(config.store);
+  const { address, namespace, tls, apiKey } = config.temporal;
+  const connection = await NativeConnection.connect({ address, ...(tls ? { tls } : {}), ...(apiKey ? { apiKey } : {}) });
   try {
     const workers = await createWorkers({
       connection,
       queues,
-      store: defaultStore(),
-      namespace: process.env.TEMPORAL_NAMESPACE,
-      inferenceConcurrency: envInt('DURABLE_RL_INFERENCE_CONCURRENCY'),
-      trainingSlots: envInt('DURABLE_RL_TRAINING_SLOTS'),
+      store,
+      namespace,
+      inferenceConcurrency: config.concurrency.inference,
+      trainingSlots: config.concurrency.training,
+      orchestrationConcurrency: config.concurrency.orchestration,
+      toolsConcurrency: config.concurrency.tools,
+      ...(metrics ? { activityInterceptors: [activityMetrics(metrics.project)] } : {}),
     });
-    console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address}`);
+    const served = metrics ? `, metrics at ${metrics.server.url}` : '';
+    console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address} (namespace ${namespace}${tls ? ', TLS' : ''}), blob store ${describeStore(config.store)}${served}`);
     await Promise.all(workers.map((w) => w.run()));
   } finally {
     await connection.close();
+    await metrics?.server.close();
   }
 }
 
-function envInt(name: string): number | undefined {
-  const v = process.env[name];
-  if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
-  return n;
-}
-
 export function main(queues: readonly TaskQueueName[]): void {
-  runWorkerProcess(queues).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
+  runWorkerProcess(queues, process.argv.slice(2)).catch((err: unknown) => {
+    // A bad setting is the user's to fix: its message names it, a stack trace would only bury it.
+    console.error(err instanceof WorkerConfigError ? `${err.name}: ${err.message}` : err);
+    process.exit(err instanceof WorkerConfigError ? 2 : 1);
   });
 }
