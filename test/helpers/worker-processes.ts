@@ -1,15 +1,17 @@
 /**
- * Production workers as separate OS processes for crash tests: started against a test's namespace
- * and blob store, optionally built to freeze inside an activity (test/fixtures/freezing-worker.ts),
- * and SIGKILLed. Every process started here is killed by killAll().
+ * Production workers as separate OS processes for crash and scale-out tests: started against a
+ * test's namespace and blob store (its folder, or any store given by environment, such as S3),
+ * optionally built to freeze inside an activity (test/fixtures/freezing-worker.ts), and SIGKILLed.
+ * Every process started here is killed by killAll().
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT } from '../../src/paths';
-import { testAddress, type TestEnv } from './temporal';
+import type { FsBlobStore } from '../../src/store/fs-blob-store';
+import { testAddress } from './temporal';
 
-export type WorkerEntry = 'trainer' | 'inference';
-const QUEUE_OF: Record<WorkerEntry, string> = { trainer: 'training', inference: 'inference' };
+export type WorkerEntry = 'orchestration' | 'trainer' | 'inference' | 'tools';
+const QUEUE_OF: Record<WorkerEntry, string> = { orchestration: 'orchestration', trainer: 'training', inference: 'inference', tools: 'tools' };
 
 export interface FreezingWorker {
   child: ChildProcess;
@@ -17,13 +19,15 @@ export interface FreezingWorker {
   frozen: Promise<string>;
 }
 
-export function workerProcesses(ctx: Pick<TestEnv, 'namespace' | 'store'>) {
+/** `ctx.store`: the test's folder store; without it, `storeEnv` names the store (DURABLE_RL_STORE=s3://...). */
+export function workerProcesses(ctx: { namespace: string; store?: FsBlobStore }, storeEnv: Record<string, string> = {}) {
   const children = new Set<ChildProcess>();
   const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
     ...process.env,
     TEMPORAL_ADDRESS: testAddress(),
     TEMPORAL_NAMESPACE: ctx.namespace,
-    DURABLE_RL_STORE: ctx.store.root,
+    ...(ctx.store ? { DURABLE_RL_STORE: ctx.store.root } : {}),
+    ...storeEnv,
     ...extra,
   });
   const track = (child: ChildProcess): ChildProcess => {
@@ -38,14 +42,14 @@ export function workerProcesses(ctx: Pick<TestEnv, 'namespace' | 'store'>) {
     await exited;
   };
 
-  /** The production worker entry (dist/workers/<entry>.js). */
-  const spawnWorker = (entry: WorkerEntry): ChildProcess =>
-    track(spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'workers', `${entry}.js`)], { env: env(), stdio: ['ignore', 'inherit', 'inherit'] }));
+  /** The production worker entry (dist/workers/<entry>.js), with `extraEnv` on top (concurrency, metrics port). */
+  const spawnWorker = (entry: WorkerEntry, extraEnv: Record<string, string> = {}): ChildProcess =>
+    track(spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'workers', `${entry}.js`)], { env: env(extraEnv), stdio: ['ignore', 'inherit', 'inherit'] }));
 
   /** The same worker, frozen at `freezeAt` (<activity type>:<heartbeat field or start>:<value>). */
-  const spawnFreezingWorker = (entry: WorkerEntry, freezeAt: string): FreezingWorker => {
+  const spawnFreezingWorker = (entry: WorkerEntry, freezeAt: string, extraEnv: Record<string, string> = {}): FreezingWorker => {
     const script = path.join(REPO_ROOT, 'dist', 'test', 'fixtures', 'freezing-worker.js');
-    const child = track(spawn(process.execPath, [script, QUEUE_OF[entry]], { env: env({ DURABLE_RL_FREEZE_AT: freezeAt }), stdio: ['ignore', 'pipe', 'inherit'] }));
+    const child = track(spawn(process.execPath, [script, QUEUE_OF[entry]], { env: env({ ...extraEnv, DURABLE_RL_FREEZE_AT: freezeAt }), stdio: ['ignore', 'pipe', 'inherit'] }));
     const frozen = new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout!.on('data', (chunk: Buffer) => {
