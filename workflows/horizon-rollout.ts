@@ -1,6 +1,7 @@
 /**
  * horizonRollout: one RL step's grid-world episodes (SPEC capability 5). rl.promptsPerStep training
- * layouts, rl.groupSize episodes each (a layout's episodes are its GRPO group); episode i of the
+ * layouts, rl.groupSize episodes each (a layout's episodes are its GRPO group, or with
+ * horizon.groupBy 'layout-horizon' those at one H); episode i of the
  * batch plans with H = horizon.actionHorizonsPattern[i mod length]. Each episode is a
  * horizonEpisode child; their executed chunks become samples (one per chunk, trained on its slice
  * of the plan); the per-H success counts go to the summary's metrics only.
@@ -33,11 +34,13 @@ export async function horizonRollout(input: HorizonRolloutInput): Promise<Rollou
   const layouts = generateLayouts({ seed: fnv1a32(`grid-rollout:${cfg.seed}:${input.rolloutId}`), count: cfg.rl.promptsPerStep, split: 'train', shape: grid });
   const size = layouts.length * cfg.rl.groupSize;
   const horizons = assignHorizons(horizon.actionHorizonsPattern, size);
+  const groupBy = (horizon.groupBy as typeof horizon.groupBy | undefined) ?? 'layout';
   const inputs: HorizonEpisodeInput[] = Array.from({ length: size }, (_, i) => {
     const p = Math.floor(i / cfg.rl.groupSize);
     return {
       episodeId: `${input.runId}/r${input.rolloutId}/e${i}`,
-      groupId: `r${input.rolloutId}-p${p}`,
+      // horizon.groupBy (absent from configs recorded before it: 'layout').
+      groupId: groupBy === 'layout-horizon' ? `r${input.rolloutId}-p${p}-h${horizons[i]!}` : `r${input.rolloutId}-p${p}`,
       layoutId: layouts[p]!.id,
       horizon: horizons[i]!,
       numActionChunks: horizon.numActionChunks,

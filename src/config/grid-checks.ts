@@ -35,6 +35,16 @@ export function checkGrid(cfg: RunConfig, source: string): void {
   if (cfg.inference.engine !== 'embedded') fail('inference.engine', 'the grid world runs on the embedded policy');
   cfg.task.grid ??= GridTaskSchema.parse({});
   cfg.horizon ??= HorizonSchema.parse({});
+  if (cfg.horizon.groupBy === 'layout-horizon') {
+    // Episode i plans with pattern[i mod length]: a layout's rl.groupSize episodes spread over the horizons.
+    const counts = new Map<number, number>();
+    for (let g = 0; g < cfg.rl.groupSize; g++) for (let p = 0; p < cfg.rl.promptsPerStep; p++) {
+      const h = cfg.horizon.actionHorizonsPattern[(p * cfg.rl.groupSize + g) % cfg.horizon.actionHorizonsPattern.length]!;
+      const key = p * 1000 + h;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    if ([...counts.values()].some((n) => n < 2)) fail('horizon.groupBy', `layout-horizon groups need at least 2 episodes of a layout at each H: raise rl.groupSize (${cfg.rl.groupSize}) to a multiple of 2 x the pattern's length`);
+  }
   const cells = cfg.task.grid.rows * cfg.task.grid.cols + cfg.task.grid.rows + 16;
   const longest = Math.max(...cfg.horizon.actionHorizonsPattern);
   // The observation (one token per cell and newline, ~16 more for the header) and the plan must fit.

@@ -245,6 +245,12 @@ export const HorizonSchema = z
     baseH: int(1, 64).default(5),
     usePlanReward: z.boolean().default(false),
     planRewardCoef: z.number().min(0).max(100).default(0.1),
+    /**
+     * The GRPO group of an episode: 'layout' (the design: a layout's episodes at every H form one
+     * group, so an episode is judged against the other horizons' too) or 'layout-horizon' (a
+     * layout's episodes at one H: the same prompt, since H is in it).
+     */
+    groupBy: z.enum(['layout', 'layout-horizon']).default('layout'),
   })
   .strict();
 

@@ -63,7 +63,8 @@ describe('run config', () => {
     const grid = { task: { kind: 'grid' as const }, rollout: { kind: 'horizon' as const } };
     const cfg = parseRunConfig(grid);
     expect(cfg.task.grid).toEqual({ rows: 5, cols: 5, walls: 4, maxSteps: 16 });
-    expect(cfg.horizon).toEqual({ actionHorizonsPattern: [5, 10, 15], numActionChunks: 5, baseH: 5, usePlanReward: false, planRewardCoef: 0.1 });
+    expect(cfg.horizon).toEqual({ actionHorizonsPattern: [5, 10, 15], numActionChunks: 5, baseH: 5, usePlanReward: false, planRewardCoef: 0.1, groupBy: 'layout' });
+    expect(parseRunConfig({ ...grid, rl: { groupSize: 6 }, horizon: { groupBy: 'layout-horizon' } }).horizon!.groupBy).toBe('layout-horizon');
     // Arithmetic configs carry neither.
     expect(parseRunConfig({}).horizon).toBeUndefined();
     expect(parseRunConfig(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
@@ -82,6 +83,8 @@ describe('run config', () => {
     expect(path({ ...grid, horizon: { usePlanReward: 'yes' } })).toBe('horizon.usePlanReward');
     expect(path({ ...grid, task: { kind: 'grid', grid: { rows: 2, cols: 2, walls: 3 } } })).toBe('task.grid.walls');
     expect(path({ ...grid, model: { maxSeq: 32 } })).toBe('model.maxSeq');
+    // Four episodes a layout over three horizons leave some (layout, H) group with one episode.
+    expect(path({ ...grid, rl: { groupSize: 4 }, horizon: { groupBy: 'layout-horizon' } })).toBe('horizon.groupBy');
   });
 
   it('takes the timeline keys with AgentJet\'s defaults and rejects bad ones by name', () => {

@@ -53,6 +53,8 @@ describe('horizonRollout', () => {
       [15, 2, 2],
     ]);
     expect(result.rows.map((r) => r.reward)).toEqual([1.04, 1.06, 1.3, 1.04, 1.06, 1.3].map((x) => expect.closeTo(x, 10)));
+    // horizon.groupBy 'layout' (the default): a layout's episodes at every H are one group.
+    expect(result.rows.map((r) => r.groupId)).toEqual(['r1-p0', 'r1-p0', 'r1-p0', 'r1-p1', 'r1-p1', 'r1-p1']);
 
     // Episode 0 (H = 2): the history reads plan, chunk, plan, chunk, ... (one 2-move chunk per plan).
     const episode = ctx.env.client.workflow.getHandle(`${handle.workflowId}/ep-0`);
@@ -81,6 +83,17 @@ describe('horizonRollout', () => {
       expect([2, 3, 15]).toContain(s.metadata.planHorizon);
       expect(s.metadata.weightVersion).toBe(4);
     }
+  });
+});
+
+describe('horizonRollout with horizon.groupBy layout-horizon', () => {
+  it('groups a layout\'s episodes by their horizon', async () => {
+    const config = parseRunConfig(gridConfig({ rl: { promptsPerStep: 1, groupSize: 6 }, horizon: { actionHorizonsPattern: [2, 3, 15], numActionChunks: 2, groupBy: 'layout-horizon' } }));
+    const input: HorizonRolloutInput = { runId: 'horizon-test-groups', rolloutId: 2, config, policy: { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue } };
+    const result = (await ctx.env.client.workflow.execute('horizonRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('horizon-groups'), args: [input] })) as RolloutSummary;
+    expect(result.rows.map((r) => r.groupId)).toEqual(['r2-p0-h2', 'r2-p0-h3', 'r2-p0-h15', 'r2-p0-h2', 'r2-p0-h3', 'r2-p0-h15']);
+    const samples = await readSamples(ctx.store, result.samples.single!.ref);
+    for (const s of samples) expect(s.metadata.groupId).toBe(`r2-p0-h${s.metadata.planHorizon}`);
   });
 });
 
