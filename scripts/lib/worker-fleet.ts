@@ -41,15 +41,15 @@ export function spawnWorker(entry: WorkerEntry, opts: SpawnOptions): WorkerProce
   });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exited.then(() => log.end());
+  // 'close' comes after the process exited and its output was read; then the log is flushed too.
+  const exited = new Promise<void>((resolve) => child.once('close', () => log.end(() => resolve())));
   const ready = new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (/\] serving /.test(out)) resolve();
     });
-    child.once('exit', (code, signal) => reject(new Error(`${entry} worker exited (${signal ?? code}) before serving; see ${opts.logFile}`)));
+    void exited.then(() => reject(new Error(`${entry} worker exited (${child.signalCode ?? child.exitCode}) before serving; see ${opts.logFile}`)));
   });
   // Callers that never await it (they stopped it first) must not see an unhandled rejection.
   ready.catch(() => undefined);
