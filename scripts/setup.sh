@@ -34,15 +34,18 @@ if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL
     || { echo "[setup] built Temporal CLI reports an unexpected version: $("$TEMPORAL_BIN" --version)" >&2; exit 1; }
 fi
 
-if ! "$VERSITYGW_BIN" --version 2>/dev/null | grep -q "Version  : $VERSITYGW_VERSION\$"; then
+# The version is read into a variable first: `grep -q` on the pipe would exit at the first match
+# and, under pipefail, versitygw's SIGPIPE on its next line would read as a mismatch.
+versitygw_version() { "$VERSITYGW_BIN" --version 2>/dev/null | head -1 || true; }
+if [ "$(versitygw_version)" != "Version  : $VERSITYGW_VERSION" ]; then
   GO="$(command -v go || echo /usr/local/go/bin/go)"
   [ -x "$GO" ] || { echo "[setup] Go is required to build versitygw (looked for go on PATH and /usr/local/go/bin/go)" >&2; exit 1; }
   echo "[setup] building versitygw $VERSITYGW_VERSION with $("$GO" version) (one time, a minute or two)"
   mkdir -p "$(dirname "$VERSITYGW_BIN")"
   GOBIN="$(dirname "$VERSITYGW_BIN")" "$GO" install -ldflags "-X main.Version=$VERSITYGW_VERSION" \
     "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
-  "$VERSITYGW_BIN" --version | grep -q "Version  : $VERSITYGW_VERSION\$" \
-    || { echo "[setup] built versitygw reports an unexpected version: $("$VERSITYGW_BIN" --version | head -1)" >&2; exit 1; }
+  [ "$(versitygw_version)" = "Version  : $VERSITYGW_VERSION" ] \
+    || { echo "[setup] built versitygw reports an unexpected version: $(versitygw_version)" >&2; exit 1; }
 fi
 
 # The curves picture (src/report) draws its text with DejaVu Sans; Debian's base images ship it,
