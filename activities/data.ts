@@ -10,7 +10,6 @@ import type { SftExample as TokenizedExample } from '../src/rl/sft';
 import { generateProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
 import { names } from './names';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { generateLayouts, gridSftExamples } from '../src/tasks/grid';
 
 export interface PrepareSftDatasetInput {
@@ -33,69 +32,59 @@ export interface SftDatasetInfo {
   preview: string;
 }
 
+/** A demonstration before tokenizing: who wrote it, and its segments (train = model-written). */
+interface Demonstration {
+  role: string;
+  segments: Array<{ text: string; train: boolean }>;
+}
+
 export function createDataActivities({ store }: { store: BlobStore }) {
   return {
     async prepareSftDataset(input: PrepareSftDatasetInput): Promise<SftDatasetInfo> {
-      const tokenizer = loadTokenizer();
-      if (input.task.kind === 'grid') return prepareGridDataset(store, input, tokenizer);
-      const problems = generateProblems({ seed: input.seed, count: input.task.trainProblems, split: 'train', difficulty: input.task.difficulty });
-      const extra = input.task.extraDemonstrations;
-      // A stream of its own, so adding extra demonstrations leaves the main ones unchanged.
-      if (extra) problems.push(...generateProblems({ seed: input.seed ^ 0x0e_c7a5, count: extra.problems, split: 'train', difficulty: extra.difficulty }));
-      const examples: TokenizedExample[] = [];
-      let tooLong = 0;
-      let preview = '';
-      for (const problem of problems) {
-        for (const ex of oracleSftExamples(problem, { toolUseRate: input.task.demoToolUseRate })) {
-          preview ||= sftExampleText(ex);
-          const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
-          if (tokens.length > input.maxSeq) {
-            tooLong += 1;
-            continue;
-          }
-          examples.push({ role: ex.role, tokens, lossMask });
-        }
-      }
-      const ref = await putJson(store, { examples }, 'sft-dataset');
-      await store.nameIfAbsent(names.dataset(input.runId), ref);
-      return {
-        ref,
-        examples: examples.length,
-        plannerExamples: examples.filter((e) => e.role === 'planner').length,
-        actorExamples: examples.filter((e) => e.role === 'actor').length,
-        tooLong,
-        meanTokens: Math.round(examples.reduce((a, e) => a + e.tokens.length, 0) / Math.max(1, examples.length)),
-        preview,
-      };
+      return writeDataset(store, input, input.task.kind === 'grid' ? gridDemonstrations(input) : arithDemonstrations(input));
     },
   };
 }
 
+/** The arithmetic task's demonstrations: the oracle's planner conversations and acts. */
+function* arithDemonstrations(input: PrepareSftDatasetInput): Iterable<Demonstration> {
+  const problems = generateProblems({ seed: input.seed, count: input.task.trainProblems, split: 'train', difficulty: input.task.difficulty });
+  const extra = input.task.extraDemonstrations;
+  // A stream of its own, so adding extra demonstrations leaves the main ones unchanged.
+  if (extra) problems.push(...generateProblems({ seed: input.seed ^ 0x0e_c7a5, count: extra.problems, split: 'train', difficulty: extra.difficulty }));
+  for (const problem of problems) yield* oracleSftExamples(problem, { toolUseRate: input.task.demoToolUseRate });
+}
+
 /** Grid-world demonstrations: the oracle's plans on the training layouts, for every horizon of the pattern. */
-async function prepareGridDataset(store: BlobStore, input: PrepareSftDatasetInput, tokenizer: TextTokenizer): Promise<SftDatasetInfo> {
+function* gridDemonstrations(input: PrepareSftDatasetInput): Iterable<Demonstration> {
   if (!input.task.grid || !input.horizon) throw ApplicationFailure.nonRetryable('a grid dataset needs task.grid and horizon', 'ConfigError');
-  const layouts = generateLayouts({ seed: input.seed, count: input.task.trainProblems, split: 'train', shape: input.task.grid });
+  for (const layout of generateLayouts({ seed: input.seed, count: input.task.trainProblems, split: 'train', shape: input.task.grid })) {
+    for (const ex of gridSftExamples(layout, input.horizon.actionHorizonsPattern)) yield { role: 'single', segments: ex.segments };
+  }
+}
+
+/** Tokenizes the demonstrations (dropping those longer than maxSeq), stores the dataset and names it for the run. */
+async function writeDataset(store: BlobStore, input: PrepareSftDatasetInput, demonstrations: Iterable<Demonstration>): Promise<SftDatasetInfo> {
+  const tokenizer = loadTokenizer();
   const examples: TokenizedExample[] = [];
   let tooLong = 0;
   let preview = '';
-  for (const layout of layouts) {
-    for (const ex of gridSftExamples(layout, input.horizon.actionHorizonsPattern)) {
-      preview ||= ex.segments.map((s) => s.text).join('');
-      const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
-      if (tokens.length > input.maxSeq) {
-        tooLong += 1;
-        continue;
-      }
-      examples.push({ role: 'single', tokens, lossMask });
+  for (const ex of demonstrations) {
+    preview ||= sftExampleText(ex);
+    const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
+    if (tokens.length > input.maxSeq) {
+      tooLong += 1;
+      continue;
     }
+    examples.push({ role: ex.role, tokens, lossMask });
   }
   const ref = await putJson(store, { examples }, 'sft-dataset');
   await store.nameIfAbsent(names.dataset(input.runId), ref);
   return {
     ref,
     examples: examples.length,
-    plannerExamples: 0,
-    actorExamples: 0,
+    plannerExamples: examples.filter((e) => e.role === 'planner').length,
+    actorExamples: examples.filter((e) => e.role === 'actor').length,
     tooLong,
     meanTokens: Math.round(examples.reduce((a, e) => a + e.tokens.length, 0) / Math.max(1, examples.length)),
     preview,

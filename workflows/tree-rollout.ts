@@ -160,7 +160,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     const turn = end === 'segment-length' ? { turnText, turnTokens } : { turnText: '', turnTokens: 0 };
     texts.set(id, { context, starts, promptTokens: output.promptTokens, generation, ...turn });
     forest = completeSegment(forest, id, { generatedTokens: output.responseTokens, envTokens: 0, entropy: output.meanEntropy, end });
-    if (end === 'tool-call' || end === 'segment-length') {
+    if (keepsOpen(end)) {
       forest = addBranch(forest, id).forest;
       return;
     }
