@@ -263,7 +263,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     let keepGroups: string[] = [];
     for (let batch = 0; ; batch++) {
       if (cfg.rollout.kind === 'horizon') {
-        // Grid-world episodes with plan horizons; a layout's episodes are its GRPO group.
+        // Grid-world episodes with plan horizons; GRPO groups by horizon.groupBy.
         rollouts.push(await executeChild(horizonRollout, { workflowId: `${runId}/horizon-rollout-${rlStep}`, args: [{ runId, rolloutId: rlStep, config: cfg, policy }] }));
         break;
       }

@@ -4,7 +4,8 @@
  * ignore, are rejected there by name. Fills task.grid and horizon with their defaults for grid runs.
  */
 import { ConfigError } from './errors';
-import { EvalSchema, GridTaskSchema, HorizonSchema, RlSchema, RolloutSchema, TaskSchema, type RunConfig } from './schema';
+import { assignHorizons } from '../horizon/assign';
+import { EvalSchema, GridTaskSchema, HorizonSchema, RlSchema, RolloutSchema, TaskSchema, TimelineSchema, type RunConfig } from './schema';
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
@@ -32,17 +33,19 @@ export function checkGrid(cfg: RunConfig, source: string): void {
   if (cfg.rl.maxNewTokens !== rl.maxNewTokens) fail('rl.maxNewTokens', 'a grid plan is exactly H tokens (horizon.actionHorizonsPattern); rl.maxNewTokens does not apply');
   if (cfg.rl.dynamicSampling.enabled) fail('rl.dynamicSampling.enabled', 'dynamic sampling draws more Plan/Act batches; horizon rollouts do not support it');
   if (cfg.eval.maxNewTokens !== EvalSchema.parse({}).maxNewTokens) fail('eval.maxNewTokens', 'a grid plan is exactly H tokens; eval.maxNewTokens does not apply');
+  // A plan is one generation per sample: there are no timelines to merge.
+  if (!same(cfg.timeline, TimelineSchema.parse({}))) fail('timeline', 'timeline merging joins the calls of multi-call episodes; a grid plan is one generation, so task.kind grid does not use the timeline.* keys');
   if (cfg.inference.engine !== 'embedded') fail('inference.engine', 'the grid world runs on the embedded policy');
   cfg.task.grid ??= GridTaskSchema.parse({});
   cfg.horizon ??= HorizonSchema.parse({});
   if (cfg.horizon.groupBy === 'layout-horizon') {
-    // Episode i plans with pattern[i mod length]: a layout's rl.groupSize episodes spread over the horizons.
-    const counts = new Map<number, number>();
-    for (let g = 0; g < cfg.rl.groupSize; g++) for (let p = 0; p < cfg.rl.promptsPerStep; p++) {
-      const h = cfg.horizon.actionHorizonsPattern[(p * cfg.rl.groupSize + g) % cfg.horizon.actionHorizonsPattern.length]!;
-      const key = p * 1000 + h;
+    // The rollout's assignment: a layout's rl.groupSize episodes spread over the horizons.
+    const horizons = assignHorizons(cfg.horizon.actionHorizonsPattern, cfg.rl.promptsPerStep * cfg.rl.groupSize);
+    const counts = new Map<string, number>();
+    horizons.forEach((h, i) => {
+      const key = `${Math.floor(i / cfg.rl.groupSize)}:${h}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
+    });
     if ([...counts.values()].some((n) => n < 2)) fail('horizon.groupBy', `layout-horizon groups need at least 2 episodes of a layout at each H: raise rl.groupSize (${cfg.rl.groupSize}) to a multiple of 2 x the pattern's length`);
   }
   const cells = cfg.task.grid.rows * cfg.task.grid.cols + cfg.task.grid.rows + 16;

@@ -78,6 +78,7 @@ describe('run config', () => {
     expect(path({ ...grid, rl: { maxNewTokens: 20 } })).toBe('rl.maxNewTokens');
     expect(path({ ...grid, eval: { maxNewTokens: 20 } })).toBe('eval.maxNewTokens');
     expect(path({ ...grid, rl: { dynamicSampling: { enabled: true } } })).toBe('rl.dynamicSampling.enabled');
+    expect(path({ ...grid, timeline: { merge: false } })).toBe('timeline');
     expect(path({ ...grid, horizon: { actionHorizonsPattern: [] } })).toBe('horizon.actionHorizonsPattern');
     expect(path({ ...grid, horizon: { numActionChunks: 0 } })).toBe('horizon.numActionChunks');
     expect(path({ ...grid, horizon: { usePlanReward: 'yes' } })).toBe('horizon.usePlanReward');
