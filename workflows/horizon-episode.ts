@@ -64,7 +64,6 @@ export async function horizonEpisode(input: HorizonEpisodeInput): Promise<Horizo
       tokens: p.ref.tokens,
       weightVersion: p.ref.weightVersion,
       ...(p.error ? { error: p.error } : {}),
-      chunks: result.chunks.filter((c) => c.planIndex === p.planIndex).map((c) => ({ chunkOffset: c.chunkOffset, executed: c.executed })),
     })),
     chunks: result.chunks,
   };

@@ -65,7 +65,8 @@ export async function horizonRollout(input: HorizonRolloutInput): Promise<Rollou
         horizon: e.horizon,
         tokens: p.tokens,
         weightVersion: p.weightVersion,
-        ...(p.error ? {} : { chunks: p.chunks }),
+        // The chunks run from this plan; a plan that was not H moves ran none and is trained whole.
+        ...(p.error ? {} : { chunks: e.chunks.filter((c) => c.planIndex === p.planIndex).map(({ chunkOffset, executed }) => ({ chunkOffset, executed })) }),
       })),
     })),
   });

@@ -38,8 +38,6 @@ export interface HorizonPlanDigest {
   tokens: BlobRef;
   weightVersion: number;
   error?: string;
-  /** The chunks executed from this plan (offset into it, moves run). */
-  chunks: Array<{ chunkOffset: number; executed: number }>;
 }
 
 export interface HorizonEpisodeDigest {
@@ -52,5 +50,6 @@ export interface HorizonEpisodeDigest {
   reward: { task: number; plan: number; total: number };
   failure?: string;
   plans: HorizonPlanDigest[];
+  /** Every chunk sent, in order, each naming its plan (planIndex) and its offset in it. */
   chunks: ChunkRecord[];
 }
