@@ -16,6 +16,8 @@ const fixture = (name: string) => fs.readFileSync(path.join(TLS_FIXTURES, name))
 
 export interface TlsProxy {
   address: string;
+  /** Why the proxy refused TLS handshakes so far (for example a client without a certificate under mTLS). */
+  refusedHandshakes: string[];
   stop(): Promise<void>;
 }
 
@@ -30,6 +32,11 @@ export async function startTlsProxy(opts: { target: string; clientCert: boolean;
     rejectUnauthorized: opts.clientCert,
   });
   const sessions = new Set<http2.ServerHttp2Session>();
+  // Under TLS 1.3 the client may finish its side of the handshake before the server refuses its
+  // (missing) certificate, so what the client reports varies with timing ("CertificateRequired"
+  // alert or a closed connection); the server's side is the reliable witness.
+  const refusedHandshakes: string[] = [];
+  server.on('tlsClientError', (err) => refusedHandshakes.push(err.message));
   server.on('session', (session) => {
     sessions.add(session);
     session.on('close', () => sessions.delete(session));
@@ -64,6 +71,7 @@ export async function startTlsProxy(opts: { target: string; clientCert: boolean;
   const { port } = server.address() as AddressInfo;
   return {
     address: `127.0.0.1:${port}`,
+    refusedHandshakes,
     stop: async () => {
       for (const session of sessions) session.destroy();
       upstream.close();

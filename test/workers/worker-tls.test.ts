@@ -65,7 +65,10 @@ it('connects with a client certificate (mTLS), and cannot without one', async ()
 
   const withoutCert = orchestrationWorker(proxy.address, []);
   await expect(withoutCert.ready).rejects.toThrow(/exited \(1\) before serving/);
-  expect(fs.readFileSync(withoutCert.logFile, 'utf8')).toMatch(/CertificateRequired/);
+  // The client sees either the CertificateRequired alert or a closed connection, depending on
+  // timing under TLS 1.3; the proxy's record of why it refused the handshake is stable.
+  expect(fs.readFileSync(withoutCert.logFile, 'utf8')).toMatch(/TransportError/);
+  expect(proxy.refusedHandshakes.join('\n')).toMatch(/certificate/i);
 }, 120_000);
 
 it('connects with an API key over TLS, and cannot with a wrong one', async () => {
