@@ -19,6 +19,17 @@ function meanSpread(xs: number[]): string {
   return `${pct(mean)} (sd ${pct(sd)}; ${xs.map(pct).join(', ')})`;
 }
 
+/**
+ * The mean of per-run differences in points with its standard error (sd / sqrt(n)): runs of one
+ * seed share their starting checkpoint and held-out layouts, so the pairing removes that noise.
+ */
+function pairedDifference(diffs: number[]): string {
+  const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
+  const sd = Math.sqrt(diffs.reduce((a, x) => a + (x - mean) ** 2, 0) / (diffs.length - 1));
+  const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+  return `${pts(mean)} pts (paired SE ${(100 * sd / Math.sqrt(diffs.length)).toFixed(1)}; ${diffs.map(pts).join(', ')})`;
+}
+
 function main(): number {
   const ids = process.argv.slice(2);
   if (ids.length === 0) {
@@ -44,6 +55,10 @@ function main(): number {
   console.log(`  SFT only        ${meanSpread(runs.map((r) => r.c.sftOnly.greedy.accuracy))}`);
   if (runs.every((r) => r.c.moreSft)) console.log(`  SFT + more SFT  ${meanSpread(runs.map((r) => r.c.moreSft!.greedy.accuracy))}`);
   console.log(`  SFT + RL        ${meanSpread(runs.map((r) => r.c.rl.greedy.accuracy))}`);
+  if (runs.length > 1) {
+    console.log(`  RL − SFT only   ${pairedDifference(runs.map((r) => r.c.rl.greedy.accuracy - r.c.sftOnly.greedy.accuracy))}`);
+    if (runs.every((r) => r.c.moreSft)) console.log(`  RL − more SFT   ${pairedDifference(runs.map((r) => r.c.rl.greedy.accuracy - r.c.moreSft!.greedy.accuracy))}`);
+  }
   if (runs.every((r) => r.c.rl.sampled && r.c.sftOnly.sampled)) {
     console.log(`sampled (rl.temperature), mean over ${runs.length} runs:`);
     console.log(`  SFT only        ${meanSpread(runs.map((r) => r.c.sftOnly.sampled!.accuracy))}`);
