@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
-# The README's grid-world learning result. From the step-400 SFT checkpoint of each given
+# The README's grid-world learning results. From the step-400 SFT checkpoint of each given
 # `bash scripts/main.sh --config configs/grid-horizons.yaml --seed N` run, one after another:
-# RL with configs/grid-rl-from-run.yaml (plus its more-SFT baseline: the same checkpoint given RL's
-# wall time of further SFT), then the same RL with the plan reward
-# (configs/grid-plan-reward-from-run.yaml). Then both sets side by side, per plan horizon, with
-# mean and spread over the seeds.
+#   rl             configs/grid-rl-from-run.yaml: the RL of configs/grid-horizons.yaml, with its
+#                  more-SFT baseline (the same checkpoint given RL's wall time of further SFT);
+#   layout-groups  configs/grid-layout-groups-from-run.yaml: RL with the design's layout groups;
+#   plan-reward    configs/grid-plan-reward-from-run.yaml: the same with horizon.usePlanReward.
+# Then each kind's runs side by side, per plan horizon, with mean, spread and paired differences.
 #   bash scripts/grid-seeds.sh 1=<grid-horizons run id> [2=<id> 3=<id> ...]
+#   KINDS="layout-groups plan-reward" bash scripts/grid-seeds.sh ...   (some kinds only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: bash scripts/grid-seeds.sh SEED=<grid-horizons run id> ..." >&2; exit 2; }
+kinds=(${KINDS:-rl layout-groups plan-reward})
+for kind in "${kinds[@]}"; do
+  [ -f "configs/grid-${kind}-from-run.yaml" ] || { echo "unknown kind '$kind' (rl, layout-groups, plan-reward)" >&2; exit 2; }
+done
 bash scripts/setup.sh
 mkdir -p .data/runs
-rl=()
-planReward=()
+declare -A ids
 for pair in "$@"; do
   seed="${pair%%=*}"
   from="${pair#*=}"
   [[ "$seed" =~ ^[0-9]+$ && -n "$from" && "$from" != "$pair" ]] || { echo "bad argument '$pair': expected SEED=<run id>" >&2; exit 2; }
-  for kind in rl plan-reward; do
+  for kind in "${kinds[@]}"; do
     cfg=".data/runs/grid-${kind}-from-${from}.yaml"
     sed "s/grid-horizons-REPLACE-WITH-WORKFLOW-ID/${from}/" "configs/grid-${kind}-from-run.yaml" > "$cfg"
     id="grid-${kind}-s${seed}-$(date +%s)"
     node dist/scripts/main.js --config "$cfg" --seed "$seed" --workflow-id "$id" > ".data/runs/${id}.log" 2>&1
     echo "finished $id"
-    if [ "$kind" = rl ]; then rl+=("$id"); else planReward+=("$id"); fi
+    ids[$kind]="${ids[$kind]:-} $id"
   done
 done
-echo "## RL (layout-horizon groups, no plan reward) against SFT only and more SFT"
-node dist/scripts/summarize-runs.js "${rl[@]}"
-echo
-echo "## The same RL with the plan reward"
-node dist/scripts/summarize-runs.js "${planReward[@]}"
+for kind in "${kinds[@]}"; do
+  echo
+  echo "## ${kind}"
+  # shellcheck disable=SC2086
+  node dist/scripts/summarize-runs.js ${ids[$kind]}
+done

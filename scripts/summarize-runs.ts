@@ -68,7 +68,10 @@ function main(): number {
   const budget = runs.map((r) => `${r.c.rl.steps} RL steps in ${r.c.rl.seconds} s vs ${r.c.moreSft?.steps ?? '-'} more SFT steps in ${r.c.moreSft?.seconds ?? '-'} s`);
   console.log('');
   console.log(`compute per run: ${budget.join('; ')}`);
-  if (runs.every((x) => x.c.sftOnly.byHorizon)) printByHorizon(runs.map((x) => x.c));
+  if (runs.every((x) => x.c.sftOnly.byHorizon)) {
+    printByHorizon(runs.map((x) => x.c));
+    printRolloutByHorizon(ids);
+  }
   return 0;
 }
 
@@ -94,6 +97,41 @@ function printByHorizon(comparisons: Comparison[]): void {
       return xs.every((x) => x !== undefined) ? meanSpread(xs as number[]) : '-';
     };
     console.log(`H=${h}: SFT only ${mean((c) => c.sftOnly.byHorizon)}; more SFT ${mean((c) => c.moreSft?.byHorizon)}; RL ${mean((c) => c.rl.byHorizon)}`);
+  }
+}
+
+/** Per-H success counts of one RL step's rollout, as its metrics line carries them. */
+type RolloutHorizons = Record<string, number>;
+
+/**
+ * Grid world: success per plan horizon of the RL rollouts themselves (training layouts, sampled at
+ * rl.temperature), over the first and the last third of the steps: which horizons RL improved,
+ * from many more episodes than an evaluation plays (8 layouts × 2 episodes per H a step).
+ */
+function printRolloutByHorizon(ids: string[]): void {
+  console.log('');
+  console.log('success per plan horizon in the RL rollouts (sampled), first third of the steps → last third:');
+  for (const id of ids) {
+    const file = path.join(DATA_DIR, 'runs', id, 'metrics.jsonl');
+    if (!fs.existsSync(file)) continue;
+    const steps = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; horizon?: RolloutHorizons })
+      .filter((l) => l.kind === 'rl' && l.horizon)
+      .map((l) => l.horizon!);
+    const third = Math.max(1, Math.floor(steps.length / 3));
+    const horizons = Object.keys(steps[0] ?? {})
+      .map((k) => /^plan_h(\d+)_total_count$/.exec(k)?.[1])
+      .filter((h): h is string => h !== undefined);
+    const rate = (part: RolloutHorizons[], h: string) => {
+      const success = part.reduce((a, r) => a + (r[`plan_h${h}_success_count`] ?? 0), 0);
+      const total = part.reduce((a, r) => a + (r[`plan_h${h}_total_count`] ?? 0), 0);
+      return `${pct(total === 0 ? 0 : success / total)} (${success}/${total})`;
+    };
+    const cells = horizons.map((h) => `H=${h} ${rate(steps.slice(0, third), h)} → ${rate(steps.slice(-third), h)}`);
+    console.log(`  ${id}: ${cells.join('; ')}`);
   }
 }
 

@@ -47,6 +47,15 @@ export function checkGrid(cfg: RunConfig, source: string): void {
       counts.set(key, (counts.get(key) ?? 0) + 1);
     });
     if ([...counts.values()].some((n) => n < 2)) fail('horizon.groupBy', `layout-horizon groups need at least 2 episodes of a layout at each H: raise rl.groupSize (${cfg.rl.groupSize}) to a multiple of 2 x the pattern's length`);
+    // In a group of one H the plan reward multiplies every score by the same 1 + coef * H / baseH
+    // (failures score 0 either way), and dividing by the group's std cancels that factor: the
+    // advantages, and so the run, would be the same as without it.
+    if (cfg.horizon.usePlanReward && cfg.rl.normAdvByStd && !cfg.rl.useKlInReward) {
+      fail(
+        'horizon.usePlanReward',
+        'with groupBy layout-horizon every group shares one H, so the plan reward scales all its scores by one factor, which GRPO\'s std normalisation cancels: it would change nothing. Use groupBy: layout (the design), or rl.normAdvByStd: false, where it weighs long-H groups more',
+      );
+    }
   }
   const cells = cfg.task.grid.rows * cfg.task.grid.cols + cfg.task.grid.rows + 16;
   const longest = Math.max(...cfg.horizon.actionHorizonsPattern);

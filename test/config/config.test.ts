@@ -86,6 +86,10 @@ describe('run config', () => {
     expect(path({ ...grid, model: { maxSeq: 32 } })).toBe('model.maxSeq');
     // Four episodes a layout over three horizons leave some (layout, H) group with one episode.
     expect(path({ ...grid, rl: { groupSize: 4 }, horizon: { groupBy: 'layout-horizon' } })).toBe('horizon.groupBy');
+    // Per-H groups with std-normalised advantages cancel the plan reward's factor: rejected, not ignored.
+    expect(path({ ...grid, rl: { groupSize: 6 }, horizon: { groupBy: 'layout-horizon', usePlanReward: true } })).toBe('horizon.usePlanReward');
+    expect(parseRunConfig({ ...grid, rl: { groupSize: 6, normAdvByStd: false }, horizon: { groupBy: 'layout-horizon', usePlanReward: true } }).horizon!.usePlanReward).toBe(true);
+    expect(parseRunConfig({ ...grid, horizon: { usePlanReward: true } }).horizon!.usePlanReward).toBe(true);
   });
 
   it('takes the timeline keys with AgentJet\'s defaults and rejects bad ones by name', () => {

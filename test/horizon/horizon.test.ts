@@ -16,6 +16,7 @@ import {
   successByHorizon,
   type HorizonEpisodeOptions,
 } from '../../src/horizon';
+import { groupAdvantage } from '../../src/rl/advantages';
 import { buildPgBatch } from '../../src/rl/grpo';
 import { executeChunk, layoutFromId, parseObservation, type Move } from '../../src/tasks/grid';
 
@@ -74,6 +75,21 @@ describe('the plan reward', () => {
     expect(planReward(true, 15, { ...opts, usePlanReward: false })).toBe(0);
     expect(episodeReward(true, 10, opts)).toEqual({ task: 1, plan: 0.2, total: 1.2 });
     expect(episodeReward(false, 10, opts)).toEqual({ task: 0, plan: 0, total: 0 });
+  });
+
+  it('changes GRPO advantages in layout groups, and none in one-H groups unless advantages are not std-normalised (why the config rejects that case)', () => {
+    const outcomes: Array<[boolean, number]> = [[true, 5], [false, 5], [true, 10], [false, 10], [true, 15], [false, 15]];
+    const scores = (use: boolean) => outcomes.map(([ok, h]) => episodeReward(ok, h, { ...opts, usePlanReward: use }).total);
+    const grpo = { normAdvByStd: true, epsilon: 1e-6 };
+    // A layout's group spans the horizons: the bonus lifts the successful long plans above the short.
+    const layout = groupAdvantage(scores(true), grpo);
+    expect(layout[4]!).toBeGreaterThan(layout[0]! + 0.1);
+    expect(groupAdvantage(scores(false), grpo)[4]).toBeCloseTo(groupAdvantage(scores(false), grpo)[0]!, 12);
+    // A group of one H: every score is multiplied by the same factor, which the std divides out.
+    const oneH = (use: boolean, o = grpo) => groupAdvantage(scores(use).slice(4), o);
+    expect(oneH(true)[0]).toBeCloseTo(oneH(false)[0]!, 5);
+    const drGrpo = { normAdvByStd: false, epsilon: 1e-6 };
+    expect(oneH(true, drGrpo)[0]).toBeCloseTo(1.3 * oneH(false, drGrpo)[0]!, 12);
   });
 });
 
