@@ -8,14 +8,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from '../src/paths';
 import type { Accuracy } from '../src/eval/episode-accuracy';
-import type { HorizonSuccess } from '../src/horizon/metrics';
+import { metricsFilePath } from '../activities/run-records';
+import { sumHorizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
+import { parseMetricsJsonl } from '../src/report';
 import type { Comparison, TrainingRunResult } from '../workflows/training-run-types';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-function meanSpread(xs: number[]): string {
+/** A success rate with its counts, e.g. "84.0% (84/100)". */
+const successCell = (x: HorizonSuccess | undefined) => (x ? `${pct(x.rate)} (${x.success}/${x.total})` : '-');
+
+/** Mean and sample (n - 1) standard deviation; sd 0 for one value. */
+function meanSd(xs: readonly number[]): { mean: number; sd: number } {
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
   const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)) : 0;
+  return { mean, sd };
+}
+
+function meanSpread(xs: number[]): string {
+  const { mean, sd } = meanSd(xs);
   return `${pct(mean)} (sd ${pct(sd)}; ${xs.map(pct).join(', ')})`;
 }
 
@@ -24,10 +35,9 @@ function meanSpread(xs: number[]): string {
  * seed share their starting checkpoint and held-out layouts, so the pairing removes that noise.
  */
 function pairedDifference(diffs: number[]): string {
-  const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
-  const sd = Math.sqrt(diffs.reduce((a, x) => a + (x - mean) ** 2, 0) / (diffs.length - 1));
+  const { mean, sd } = meanSd(diffs);
   const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-  return `${pts(mean)} pts (paired SE ${(100 * sd / Math.sqrt(diffs.length)).toFixed(1)}; ${diffs.map(pts).join(', ')})`;
+  return `${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(diffs.length)).toFixed(1)}; ${diffs.map(pts).join(', ')})`;
 }
 
 function main(): number {
@@ -82,13 +92,12 @@ function main(): number {
 function printByHorizon(comparisons: Comparison[]): void {
   const horizons = comparisons[0]!.sftOnly.byHorizon!.map((h) => h.horizon);
   const at = (rows: HorizonSuccess[] | undefined, h: number) => rows?.find((x) => x.horizon === h);
-  const cell = (x: HorizonSuccess | undefined) => (x ? `${pct(x.rate)} (${x.success}/${x.total})` : '-');
   console.log('');
   console.log('greedy success per plan horizon on held-out layouts:');
   console.log('| run | H | SFT only | SFT + more SFT | SFT + RL |');
   console.log('|---|---:|---:|---:|---:|');
   comparisons.forEach((c, i) => {
-    for (const h of horizons) console.log(`| ${i + 1} | ${h} | ${cell(at(c.sftOnly.byHorizon, h))} | ${cell(at(c.moreSft?.byHorizon, h))} | ${cell(at(c.rl.byHorizon, h))} |`);
+    for (const h of horizons) console.log(`| ${i + 1} | ${h} | ${successCell(at(c.sftOnly.byHorizon, h))} | ${successCell(at(c.moreSft?.byHorizon, h))} | ${successCell(at(c.rl.byHorizon, h))} |`);
   });
   if (comparisons.length < 2) return;
   for (const h of horizons) {
@@ -100,9 +109,6 @@ function printByHorizon(comparisons: Comparison[]): void {
   }
 }
 
-/** Per-H success counts of one RL step's rollout, as its metrics line carries them. */
-type RolloutHorizons = Record<string, number>;
-
 /**
  * Grid world: success per plan horizon of the RL rollouts themselves (training layouts, sampled at
  * rl.temperature), over the first and the last third of the steps: which horizons RL improved,
@@ -112,25 +118,13 @@ function printRolloutByHorizon(ids: string[]): void {
   console.log('');
   console.log('success per plan horizon in the RL rollouts (sampled), first third of the steps → last third:');
   for (const id of ids) {
-    const file = path.join(DATA_DIR, 'runs', id, 'metrics.jsonl');
+    const file = metricsFilePath(path.join(DATA_DIR, 'runs'), id);
     if (!fs.existsSync(file)) continue;
-    const steps = fs
-      .readFileSync(file, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { kind: string; horizon?: RolloutHorizons })
-      .filter((l) => l.kind === 'rl' && l.horizon)
-      .map((l) => l.horizon!);
+    const steps = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl.flatMap((step) => (step.horizon ? [step.horizon] : []));
     const third = Math.max(1, Math.floor(steps.length / 3));
-    const horizons = Object.keys(steps[0] ?? {})
-      .map((k) => /^plan_h(\d+)_total_count$/.exec(k)?.[1])
-      .filter((h): h is string => h !== undefined);
-    const rate = (part: RolloutHorizons[], h: string) => {
-      const success = part.reduce((a, r) => a + (r[`plan_h${h}_success_count`] ?? 0), 0);
-      const total = part.reduce((a, r) => a + (r[`plan_h${h}_total_count`] ?? 0), 0);
-      return `${pct(total === 0 ? 0 : success / total)} (${success}/${total})`;
-    };
-    const cells = horizons.map((h) => `H=${h} ${rate(steps.slice(0, third), h)} → ${rate(steps.slice(-third), h)}`);
+    const first = sumHorizonMetricKeys(steps.slice(0, third));
+    const last = sumHorizonMetricKeys(steps.slice(-third));
+    const cells = first.map((f) => `H=${f.horizon} ${successCell(f)} → ${successCell(last.find((l) => l.horizon === f.horizon))}`);
     console.log(`  ${id}: ${cells.join('; ')}`);
   }
 }

@@ -20,6 +20,10 @@ export function successByHorizon(episodes: ReadonlyArray<{ horizon: number; succ
     if (e.success) c.success++;
     by.set(e.horizon, c);
   }
+  return fromCounts(by);
+}
+
+function fromCounts(by: ReadonlyMap<number, { success: number; total: number }>): HorizonSuccess[] {
   return [...by.entries()]
     .sort(([a], [b]) => a - b)
     .map(([horizon, { success, total }]) => {
@@ -37,4 +41,22 @@ export function horizonMetricKeys(rows: readonly HorizonSuccess[]): Record<strin
     out[`plan_h${r.horizon}_success_rate`] = r.rate;
   }
   return out;
+}
+
+/**
+ * The inverse of horizonMetricKeys over several steps: success per H summed over the metrics
+ * lines' counts (e.g. the RL steps of a stretch of a run), rates recomputed from the sums.
+ */
+export function sumHorizonMetricKeys(steps: ReadonlyArray<Readonly<Record<string, number>>>): HorizonSuccess[] {
+  const by = new Map<number, { success: number; total: number }>();
+  for (const step of steps) {
+    for (const [key, value] of Object.entries(step)) {
+      const m = /^plan_h(\d+)_(success|total)_count$/.exec(key);
+      if (!m) continue;
+      const c = by.get(Number(m[1])) ?? { success: 0, total: 0 };
+      c[m[2] as 'success' | 'total'] += value;
+      by.set(Number(m[1]), c);
+    }
+  }
+  return fromCounts(by);
 }

@@ -142,4 +142,20 @@ describe('run config', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) expect(() => loadRunConfig(path.join(dir, f))).not.toThrow();
   });
+
+  it("keeps the grid from-run configs to grid-horizons.yaml's RL, differing only where the README says", () => {
+    const load = (f: string) => loadRunConfig(path.resolve(__dirname, '../../configs', f));
+    const full = load('grid-horizons.yaml');
+    const rl = load('grid-rl-from-run.yaml');
+    const layoutGroups = load('grid-layout-groups-from-run.yaml');
+    const planReward = load('grid-plan-reward-from-run.yaml');
+    // The RL of the full config, from its step-400 checkpoint, with the more-SFT baseline's SFT settings.
+    for (const key of ['task', 'horizon', 'model', 'rl', 'rollout', 'eval', 'compare'] as const) expect(rl[key]).toEqual(full[key]);
+    expect({ ...rl.sft, steps: full.sft.steps }).toEqual(full.sft);
+    expect(rl.init).toMatchObject({ step: full.sft.steps });
+    // The design's groups, no baseline; then the same with the plan reward.
+    expect({ ...layoutGroups, experiment: rl.experiment, sft: rl.sft, compare: rl.compare, horizon: { ...layoutGroups.horizon, groupBy: 'layout-horizon' } }).toEqual(rl);
+    expect(layoutGroups.horizon!.groupBy).toBe('layout');
+    expect({ ...planReward, experiment: layoutGroups.experiment, horizon: { ...planReward.horizon, usePlanReward: false } }).toEqual(layoutGroups);
+  });
 });

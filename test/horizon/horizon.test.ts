@@ -14,6 +14,7 @@ import {
   planReward,
   runHorizonEpisode,
   successByHorizon,
+  sumHorizonMetricKeys,
   type HorizonEpisodeOptions,
 } from '../../src/horizon';
 import { groupAdvantage } from '../../src/rl/advantages';
@@ -84,7 +85,8 @@ describe('the plan reward', () => {
     // A layout's group spans the horizons: the bonus lifts the successful long plans above the short.
     const layout = groupAdvantage(scores(true), grpo);
     expect(layout[4]!).toBeGreaterThan(layout[0]! + 0.1);
-    expect(groupAdvantage(scores(false), grpo)[4]).toBeCloseTo(groupAdvantage(scores(false), grpo)[0]!, 12);
+    const layoutWithout = groupAdvantage(scores(false), grpo);
+    expect(layoutWithout[4]).toBeCloseTo(layoutWithout[0]!, 12);
     // A group of one H: every score is multiplied by the same factor, which the std divides out.
     const oneH = (use: boolean, o = grpo) => groupAdvantage(scores(use).slice(4), o);
     expect(oneH(true)[0]).toBeCloseTo(oneH(false)[0]!, 5);
@@ -160,6 +162,17 @@ describe('per-H metrics and training samples', () => {
       plan_h10_total_count: 2,
       plan_h10_success_rate: 1,
     });
+    // Summed back over steps (the summary of a stretch of RL), with the rate from the sums.
+    const other = horizonMetricKeys(successByHorizon([{ horizon: 5, success: true }]));
+    expect(sumHorizonMetricKeys([horizonMetricKeys(rows), other])).toEqual(
+      successByHorizon([
+        { horizon: 10, success: true },
+        { horizon: 10, success: true },
+        { horizon: 5, success: true },
+        { horizon: 5, success: false },
+        { horizon: 5, success: true },
+      ]),
+    );
   });
 
   const tokens: CompletionTokens = { promptTokenIds: [1, 2, 3], tokenIds: [10, 11, 12, 13, 14], logprobs: [-1, -2, -3, -4, -5], entropy: [0, 0, 0, 0, 0] };
