@@ -3,15 +3,19 @@
  * which batches them (see BatchingEngine); token ids, logprobs and entropy go to the blob store and
  * the history keeps the text and a few numbers a person can read.
  */
+import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { AgentRole, BlobRef, Completion, FinishReason, SamplingParams } from '../src/domain/types';
+import type { AgentRole, BlobRef, Completion, FinishReason, RemoteEngineRef, SamplingParams } from '../src/domain/types';
 import { RemoteEngineRequestError, RemoteOpenAIEngine } from '../src/engine/openai-engine';
+import { reloadVllmWeights, servedWeightVersion, serverTokenize } from '../src/engine/vllm-weights';
+import { decodeCheckpoint } from '../src/model/checkpoint';
+import { writeHfDir } from '../src/model/hf-dir';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { evaluateHorizonPolicy, type HorizonEvalOptions, type HorizonEvalReport } from '../src/eval/horizon-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
-import type { WeightsInfo } from '../workflows/training-run-types';
+import type { CheckpointInfo, WeightsInfo } from '../workflows/training-run-types';
 import { loadTokenizer } from '../src/model/tokenizer';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { closeTurn } from '../src/planact/protocol';
@@ -31,10 +35,28 @@ export interface GenerateInput {
   remote?: RemoteEngineRef;
 }
 
-export interface RemoteEngineRef {
-  baseUrl: string;
-  model: string;
+export interface SyncRemoteWeightsInput {
+  runId: string;
+  /** The published weights (their ONNX serves the check) and the checkpoint they were made from. */
+  weights: WeightsInfo;
+  checkpoint: CheckpointInfo;
+  remote: RemoteEngineRef;
+  /** A directory the server can read; each version is exported to <dir>/<run>/v<version>. */
+  dir: string;
 }
+
+export interface SyncRemoteWeightsResult {
+  version: number;
+  /** Seconds from the request to the server serving the new weights (export excluded). */
+  reloadSeconds: number;
+  exportSeconds: number;
+  /** Largest |server logprob − embedded logprob| over the check's tokens on the new weights. */
+  maxLogprobDiff: number;
+}
+
+/** The check after a sync: the server's logprobs on these weights agree with the embedded engine's this closely. */
+export const SYNC_LOGPROB_TOLERANCE = 1e-3;
+const SYNC_CHECK_PROMPT = 'Evaluate: 12+34\n';
 
 export interface GenerateResult {
   text: string;
@@ -84,20 +106,85 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
   const engines = new EngineCache(store, maxBatch);
   let loaded: TextTokenizer | undefined;
   const tokenizer = (): TextTokenizer => (loaded ??= loadTokenizer());
-  const remotes = new Map<string, RemoteOpenAIEngine>();
+  const remotes = new Map<string, Promise<RemoteOpenAIEngine>>();
+  /**
+   * The client of a remote server, once its tokenizer is known to be the server's: the file's ids
+   * for a probe text must equal the server's /tokenize (where the server has it), or every prompt
+   * sent as ids would mean other text to the model.
+   */
+  const remoteEngine = (ref: RemoteEngineRef): Promise<RemoteOpenAIEngine> => {
+    const key = `${ref.baseUrl} ${ref.model} ${ref.tokenizer ?? ''}`;
+    let remote = remotes.get(key);
+    if (!remote) {
+      remote = (async () => {
+        const tok = ref.tokenizer ? loadTokenizer(ref.tokenizer) : tokenizer();
+        const probe = `Compute: 17+25*3\nACT 1: 17+25\n<calc>17+25</calc>\n<result>42</result>\n${tok.eosToken}`;
+        const served = await serverTokenize(ref.baseUrl, ref.model, probe);
+        const mine = tok.encode(probe);
+        if (served && JSON.stringify(served) !== JSON.stringify(mine)) {
+          throw new RemoteEngineRequestError(0, 'server-config', `remote engine ${ref.baseUrl} tokenizes differently from ${ref.tokenizer ?? 'the project tokenizer'} (server ${JSON.stringify(served.slice(0, 12))}…, file ${JSON.stringify(mine.slice(0, 12))}…): set inference.openai.tokenizer to the served model's tokenizer.json`);
+        }
+        return new RemoteOpenAIEngine({ baseUrl: ref.baseUrl, model: ref.model, tokenizer: tok, apiKey: process.env.DURABLE_RL_OPENAI_API_KEY });
+      })();
+      remote.catch(() => remotes.delete(key));
+      remotes.set(key, remote);
+    }
+    return remote;
+  };
+  /** A remote request's failure as Temporal should see it: a wrong request or server setting fails the same on every retry. */
+  const asActivityFailure = (err: unknown): unknown =>
+    err instanceof RemoteEngineRequestError ? ApplicationFailure.nonRetryable(err.message, 'RemoteEngineRequestError', { problem: err.problem, status: err.status }) : err;
+
   /** The completion from the embedded engine of these weights, or from the remote server the input names. */
   const complete = async (input: GenerateInput): Promise<Completion> => {
     if (!input.remote) return (await engines.get(input.weights)).complete(input.prompt, input.params);
-    const key = `${input.remote.baseUrl} ${input.remote.model}`;
-    let remote = remotes.get(key);
-    if (!remote) remotes.set(key, (remote = new RemoteOpenAIEngine({ ...input.remote, tokenizer: tokenizer(), apiKey: process.env.DURABLE_RL_OPENAI_API_KEY })));
     try {
-      return await remote.complete(input.prompt, input.params);
+      const remote = await remoteEngine(input.remote);
+      if (!input.remote.synced) return await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
+      // The sample is labelled with the version the server served: checked before and after the
+      // request (weights change only while the server is paused between requests).
+      const want = String(input.weights.version);
+      const before = await servedWeightVersion(input.remote.baseUrl);
+      const c = await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
+      const after = await servedWeightVersion(input.remote.baseUrl);
+      if (before !== want || after !== want) {
+        throw new Error(`remote engine ${input.remote.baseUrl} served weight version ${before}→${after}, not ${want}; retrying once the sync is done`);
+      }
+      return c;
     } catch (err) {
-      // A 4xx (unknown model, bad parameters) fails the same on every retry.
-      if (err instanceof RemoteEngineRequestError) throw ApplicationFailure.nonRetryable(err.message, 'RemoteEngineRequestError');
-      throw err;
+      throw asActivityFailure(err);
     }
+  };
+
+  /** syncRemoteWeights' work: export, reload, then the logprob check on the new weights. */
+  const syncRemote = async (input: SyncRemoteWeightsInput): Promise<SyncRemoteWeightsResult> => {
+    const t0 = Date.now();
+    const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+    const dir = writeHfDir(path.join(input.dir, safeDirName(input.runId), `v${input.weights.version}`), {
+      config: ckpt.config,
+      weights: ckpt.weights,
+      tokenizer: tokenizer(),
+      meta: { run_id: input.runId, step: String(ckpt.step), weight_version: String(input.weights.version) },
+    });
+    const t1 = Date.now();
+    try {
+      await reloadVllmWeights(input.remote.baseUrl, dir, input.weights.version);
+    } catch (err) {
+      throw asActivityFailure(err);
+    }
+    const t2 = Date.now();
+    const params: SamplingParams = { maxNewTokens: 8, temperature: 1, topP: 1, stop: [], seed: 1 };
+    const remote = await remoteEngine(input.remote).catch((err: unknown) => Promise.reject(asActivityFailure(err)));
+    const served = await remote.complete(SYNC_CHECK_PROMPT, params).catch((err: unknown) => Promise.reject(asActivityFailure(err)));
+    const local = await (await engines.get(input.weights)).scoreTokens(served.promptTokenIds, served.tokenIds);
+    const maxLogprobDiff = Math.max(0, ...served.logprobs.map((lp, i) => Math.abs(lp - (local[i] as number))));
+    if (!(maxLogprobDiff <= SYNC_LOGPROB_TOLERANCE)) {
+      throw ApplicationFailure.nonRetryable(
+        `remote engine ${input.remote.baseUrl} does not serve weights v${input.weights.version} after the reload: its logprobs differ from the embedded engine's by ${maxLogprobDiff.toFixed(5)} (tolerance ${SYNC_LOGPROB_TOLERANCE}); is it running with --dtype float32 and --logprobs-mode processed_logprobs?`,
+        'RemoteEngineRequestError',
+      );
+    }
+    return { version: input.weights.version, exportSeconds: (t1 - t0) / 1000, reloadSeconds: (t2 - t1) / 1000, maxLogprobDiff };
   };
 
   return {
@@ -130,6 +217,17 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
         tokens,
       };
     },
+
+    /**
+     * Puts a checkpoint's weights on the remote server (vLLM): exports them as a Hugging Face
+     * directory the server reads, reloads them in place, and checks the server now computes the
+     * same logprobs as the embedded engine on the same weights (one greedy probe). Idempotent: a
+     * retry exports the same bytes and reloads again.
+     */
+    async syncRemoteWeights(input: SyncRemoteWeightsInput): Promise<SyncRemoteWeightsResult> {
+      return withHeartbeat(syncRemote(input), () => ({ version: input.weights.version }));
+    },
+
 
     /** End-to-end accuracy on held-out problems of a distribution, greedy and sampled (how RL is judged). */
     async evaluateEpisodes(input: EvaluateEpisodesInput): Promise<EpisodeAccuracyReport> {
@@ -170,6 +268,11 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       return withHeartbeat(work, () => ({ episodesDone: done }));
     },
   };
+}
+
+/** A run id as one directory name (ids may hold '/', as child workflow ids do). */
+function safeDirName(runId: string): string {
+  return encodeURIComponent(runId);
 }
 
 function round(x: number): number {

@@ -10,7 +10,12 @@ import { initTfBackend } from '../src/model/backend';
 import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/model/checkpoint';
 import { initWeights } from '../src/model/init';
 import { exportOnnx } from '../src/model/onnx-export';
-import { loadTokenizer } from '../src/model/tokenizer';
+import { loadTokenizer, tokenizerFromJson } from '../src/model/tokenizer';
+import { readHfDir } from '../src/model/hf-dir';
+import { HfFormatError } from '../src/model/hf-export';
+
+/** A text with every kind of token the protocol uses: two tokenizers that agree on it agree on the run's text. */
+const TOKENIZER_CHECK = 'Compute: 17+25*3-(8/2)\nACT 1: 17+25\nRESULT 1: 42\nANSWER: 71\n<calc>17+25</calc>\n<result>42</result>\n<|eos|>';
 import { runGrpoUpdate, type GrpoUpdateResult } from '../src/rl/grpo-update';
 import { runSftChunk, type SftExample } from '../src/rl/sft';
 import type { RunConfig } from '../src/config/schema';
@@ -68,6 +73,13 @@ export interface CheckpointFromRunInput {
   fromRun: string;
   /** Its checkpoint at this step; default its latest. */
   step?: number;
+  model: RunConfig['model'];
+}
+
+export interface CheckpointFromHfInput {
+  runId: string;
+  /** A Hugging Face GPT-2 directory on the training workers. */
+  dir: string;
   model: RunConfig['model'];
 }
 
@@ -173,6 +185,31 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         throw ApplicationFailure.nonRetryable(`init.fromRun: ${what}`, 'ConfigError');
       }
       return saveCheckpoint(input.runId, { config: ckpt.config, weights: ckpt.weights, step: 0 });
+    },
+
+    /**
+     * Starts this run from a Hugging Face directory (init.fromHf): its weights become step 0. The
+     * directory's shape must be the config's and its tokenizer the project's, or every prompt and
+     * demonstration would mean other tokens to it.
+     */
+    async checkpointFromHf(input: CheckpointFromHfInput): Promise<CheckpointInfo> {
+      let imported: ReturnType<typeof readHfDir>;
+      try {
+        imported = readHfDir(input.dir);
+      } catch (err) {
+        if (err instanceof HfFormatError) throw ApplicationFailure.nonRetryable(`init.fromHf: ${err.message}`, 'ConfigError');
+        throw err;
+      }
+      const tok = loadTokenizer();
+      if (tokenizerFromJson(JSON.parse(imported.tokenizerJson) as object).encode(TOKENIZER_CHECK).join() !== tok.encode(TOKENIZER_CHECK).join() || imported.config.vocabSize !== tok.vocabSize) {
+        throw ApplicationFailure.nonRetryable(`init.fromHf: ${input.dir}/tokenizer.json is not the project's tokenizer (assets/tokenizer.json), which the run's prompts and demonstrations are encoded with`, 'ConfigError');
+      }
+      const mismatch = (Object.keys(input.model) as Array<keyof RunConfig['model']>).filter((k) => imported.config[k] !== input.model[k]);
+      if (mismatch.length > 0) {
+        const what = mismatch.map((k) => `model.${k} is ${input.model[k]} here but ${imported.config[k]} in ${input.dir}`).join('; ');
+        throw ApplicationFailure.nonRetryable(`init.fromHf: ${what}`, 'ConfigError');
+      }
+      return saveCheckpoint(input.runId, { config: imported.config, weights: imported.weights, step: 0 });
     },
 
     async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {

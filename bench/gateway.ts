@@ -15,6 +15,7 @@ import { renderChat } from '../src/gateway/chat-template';
 import { createGateway } from '../src/gateway/server';
 import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { initWeights } from '../src/model/init';
+import { withLogitBias } from '../src/model/logit-bias';
 import { exportOnnx } from '../src/model/onnx-export';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { arg } from './lib/args';
@@ -31,9 +32,8 @@ async function main(): Promise<void> {
   const rounds = Number(arg('rounds', '2'));
   const tokenizer = loadTokenizer();
   const cfg = DEFAULT_GPT_CONFIG;
-  const weights = initWeights(cfg, 1);
   // No EOS: every request generates exactly MAX_TOKENS, so both paths do the same work.
-  (weights.headBias as Float32Array)[tokenizer.eosId] = -50;
+  const weights = withLogitBias(cfg, initWeights(cfg, 1), { [tokenizer.eosId]: -50 });
   const engine = await OrtEngine.create({ onnx: exportOnnx(cfg, weights), config: cfg, tokenizer, weightVersion: 0 });
   const batcher = new BatchingEngine(engine, 64);
   const app = createGateway({ engine: { complete: (p, params) => batcher.complete(p, params) }, tokenizer, model: 'bench', maxSeq: cfg.maxSeq });

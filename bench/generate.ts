@@ -8,6 +8,7 @@ import { OrtEngine } from '../src/engine/ort-engine';
 import type { SamplingParams } from '../src/domain/types';
 import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { initWeights, parameterCount } from '../src/model/init';
+import { withLogitBias } from '../src/model/logit-bias';
 import { exportOnnx } from '../src/model/onnx-export';
 import { mulberry32 } from '../src/model/rng';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
@@ -53,8 +54,7 @@ async function main(): Promise<void> {
   const repeat = Number(arg('repeat', '3'));
   const cfg = DEFAULT_GPT_CONFIG;
   const tokenizer = new IdTokenizer(cfg.vocabSize);
-  const weights = initWeights(cfg, 1);
-  (weights.headBias as Float32Array)[tokenizer.eosId] = -1e4;
+  const weights = withLogitBias(cfg, initWeights(cfg, 1), { [tokenizer.eosId]: -1e4 });
   const engine = await OrtEngine.create({ onnx: exportOnnx(cfg, weights), config: cfg, tokenizer, weightVersion: 0, threads });
   const params: SamplingParams = { maxNewTokens, temperature: 1, topP: 1, stop: [], seed: 7 };
 

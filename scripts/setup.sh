@@ -55,5 +55,7 @@ if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && command -v apt-ge
   apt-get update -qq && apt-get install -y -qq fonts-dejavu-core >/dev/null
 fi
 
+bash scripts/setup-python.sh
+
 echo "[setup] building TypeScript and the workflow bundle"
 npm run --silent build

@@ -69,5 +69,6 @@ function trainingProxies(t: RunConfig['timeouts']) {
     initPolicy: single.initPolicy,
     publishWeights: single.publishWeights,
     checkpointFromRun: single.checkpointFromRun,
+    checkpointFromHf: single.checkpointFromHf,
   } satisfies { [K in keyof TrainingActivities]: unknown };
 }

@@ -7,7 +7,7 @@ import type { HorizonSuccess } from '../src/horizon/metrics';
 import type { TimelineCounts } from '../src/timeline/counts';
 import type { TreeRolloutCounts } from './tree-types';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
-import type { AgentRole, BlobRef } from '../src/domain/types';
+import type { AgentRole, BlobRef, RemoteEngineRef } from '../src/domain/types';
 import type { EpisodeFailure, EpisodeLimits } from '../src/planact/episode-types';
 import type { CheckpointInfo, WeightsInfo } from './training-run-types';
 
@@ -19,7 +19,7 @@ export interface PolicyRef {
   /** Task queue of the inference workers for these weights; default: the project's inference queue. */
   inferenceQueue?: string;
   /** inference.engine openai: generate on this OpenAI-compatible server (weights then only label samples). */
-  remote?: { baseUrl: string; model: string };
+  remote?: RemoteEngineRef;
 }
 
 /** Samples of one role written to the blob store (claim check); the history keeps this much. */

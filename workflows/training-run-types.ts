@@ -53,7 +53,8 @@ export interface RlPoint {
   /** Horizon rollouts: the step's success per plan horizon. */
   horizon?: HorizonSuccess[];
   /** Wall time of the step's phases, seconds (workflow time around each activity or child). */
-  seconds: { publish: number; rollout: number; train: number };
+  /** sync: loading the new weights into the remote server (inference.openai.weightSync), inside publish's share of the step. */
+  seconds: { publish: number; rollout: number; train: number; sync?: number };
 }
 
 /** An RL step as trainingRun recorded it before the 'training-run-v2' patch (kept for replaying old runs). */

@@ -23,6 +23,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import type { RemoteEngineRef } from '../src/domain/types';
 import { ConfigError } from '../src/config/errors';
 import type { MetricsLine } from '../src/report/run-metrics';
 import { fnv1a32 } from '../src/tasks/rng';
@@ -83,10 +84,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
   }
-  if (cfg.inference.engine === 'openai') {
-    const message = 'trainingRun trains and publishes the embedded policy; a remote model (inference.engine: openai) is served to planActJob with "train": false';
-    throw configFailure(new ConfigError('workflow input', [{ path: 'inference.engine', message }]));
-  }
+  const remote = remotePolicy(cfg);
   if (cfg.rollout.kind === 'tree' && cfg.rl.dynamicSampling.enabled) {
     const message = 'dynamic sampling draws more Plan/Act batches; a tree rollout grows its groups by expansion instead (tree.*)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rl.dynamicSampling.enabled', message }]));
@@ -148,6 +146,9 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         model: cfg.model,
       }));
       backend = `from run ${cfg.init.fromRun}`;
+    } else if (cfg.init.fromHf !== undefined) {
+      state.checkpoint = await failAsRun(training.checkpointFromHf({ runId, dir: cfg.init.fromHf, model: cfg.model }));
+      backend = `from ${cfg.init.fromHf}`;
     } else {
       const init = await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
       state.checkpoint = init.checkpoint;
@@ -247,6 +248,9 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   if (rlDone() === 0 && !lastEvalHere() && (cfg.sft.steps > 0 || rlSteps === 0)) await evaluate();
 
   // ---- RL ----
+  // The weight version the remote server was last given in this execution (a resumed or continued
+  // run syncs again: the server may have restarted meanwhile).
+  let syncedVersion: number | undefined;
   if (rlSteps > 0) {
     state.rlStart ??= checkpoint;
     if (rlEvals.length === 0) await rlEvaluate(0);
@@ -254,7 +258,13 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   for (let rlStep = rlDone() + 1; rlStep <= rlSteps; rlStep++) {
     progress.phase = 'rl';
     const t0 = workflowNow();
-    const policy: PolicyRef = { weights: await publish() };
+    const policy: PolicyRef = { weights: await publish(), ...(remote ? { remote: remote.ref } : {}) };
+    const tSync = workflowNow();
+    // A remote server gets the step's weights before its rollout (checked by logprobs there).
+    if (remote && syncedVersion !== policy.weights.version) {
+      await failAsRun(inference.syncRemoteWeights({ runId, weights: policy.weights, checkpoint, remote: remote.ref, dir: remote.dir }));
+      syncedVersion = policy.weights.version;
+    }
     const t1 = workflowNow();
     // One rollout batch, or with dynamic sampling as many as it takes to fill the step with groups
     // that have reward spread (src/rl/dynamic-sampling.ts).
@@ -323,7 +333,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         updateSeconds: update.updateSeconds,
         ...(update.klLoss !== undefined ? { klLoss: update.klLoss } : {}),
       },
-      seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000 },
+      seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000, ...(remote ? { sync: (t1 - tSync) / 1000 } : {}) },
       ...timelineCounts(samples),
       ...(rollouts[0]?.tree ? { tree: rollouts[0].tree } : {}),
       ...(rollouts[0]?.horizon ? { horizon: rollouts[0].horizon } : {}),
@@ -450,6 +460,24 @@ function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comp
     ...(state.moreSft ? { moreSft: { ...pick(state.moreSft.eval), steps: state.moreSft.steps, seconds: round1(state.moreSft.seconds) } } : {}),
     rl: { ...pick(last), steps: rlSteps, seconds: round1(state.rlSeconds ?? 0) },
   };
+}
+
+/**
+ * inference.engine openai: the server rollouts generate on, which must receive every step's weights
+ * (inference.openai.weightSync); refusals name the field.
+ */
+function remotePolicy(cfg: RunConfig): { ref: RemoteEngineRef; dir: string } | undefined {
+  const o = cfg.inference.openai;
+  if (cfg.inference.engine !== 'openai' || !o) return undefined;
+  const refuse = (path: string, message: string): never => {
+    throw configFailure(new ConfigError('workflow input', [{ path, message }]));
+  };
+  if (!o.weightSync) {
+    return refuse('inference.openai.weightSync', 'trainingRun trains the policy it serves: a remote engine needs weightSync: { dir } so each step\'s weights reach the server (to play a fixed remote model, run planActJob with "train": false)');
+  }
+  if (o.tokenizer !== undefined) return refuse('inference.openai.tokenizer', "a synced server serves this run's policy, whose tokenizer is the project's; leave inference.openai.tokenizer out");
+  if (cfg.rollout.kind === 'horizon') return refuse('rollout.kind', 'grid-world (horizon) episodes generate on the embedded engine only; use inference.engine: embedded');
+  return { ref: { baseUrl: o.baseUrl, model: o.model, synced: true }, dir: o.weightSync.dir };
 }
 
 /**

@@ -272,7 +272,21 @@ export const InferenceSchema = z
     engine: z.enum(['embedded', 'openai']).default('embedded'),
     maxBatch: notAvailableYet('the batch size belongs to the inference worker (createInferenceActivities maxBatch), not to a run'),
     /** The remote server with inference.engine: openai (vLLM, SGLang, `npm run gateway`); its API key from DURABLE_RL_OPENAI_API_KEY on the inference workers. */
-    openai: z.object({ baseUrl: z.url(), model: z.string().min(1) }).strict().optional(),
+    openai: z
+      .object({
+        baseUrl: z.url(),
+        model: z.string().min(1),
+        /** The served model's tokenizer.json on the inference workers (checked against the server's /tokenize); default the project's. */
+        tokenizer: z.string().min(1).optional(),
+        /**
+         * Train the served model: after every update the new weights are exported as a Hugging Face
+         * directory under `dir` (which the server must be able to read) and loaded into the server
+         * (vLLM with VLLM_SERVER_DEV_MODE=1: reload_weights), checked by logprobs before the next rollout.
+         */
+        weightSync: z.object({ dir: z.string().min(1) }).strict().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -284,10 +298,16 @@ export const InitSchema = z
      * run's step count starts at 0) instead of fresh weights, e.g. to run RL without repeating SFT.
      */
     fromRun: z.string().min(1).optional(),
+    /**
+     * A Hugging Face GPT-2 directory (npm run export:hf, or any float32 GPT2LMHeadModel with the
+     * project's tokenizer) as the starting policy; its shape must match model.*.
+     */
+    fromHf: z.string().min(1).optional(),
     /** With fromRun: that run's checkpoint at this step (default: its latest). */
     step: int(0).optional(),
   })
   .refine((i) => i.step === undefined || i.fromRun !== undefined, { message: 'init.step needs init.fromRun', path: ['step'] })
+  .refine((i) => i.fromRun === undefined || i.fromHf === undefined, { message: 'give init.fromRun or init.fromHf, not both', path: ['fromHf'] })
   .strict();
 
 /** What the run compares its RL result against, evaluated on the RL distribution. */

@@ -48,6 +48,18 @@ export interface Sample {
 
 export type FinishReason = 'stop' | 'length' | 'eos';
 
+/** A policy served by an OpenAI-compatible server (inference.engine: openai) instead of the embedded engine. */
+export interface RemoteEngineRef {
+  /** e.g. http://127.0.0.1:8000/v1 */
+  baseUrl: string;
+  /** The served model name requests carry. */
+  model: string;
+  /** The served model's tokenizer.json, a path on the inference workers; default the project's. */
+  tokenizer?: string;
+  /** The server serves this run's weights, synced every step: each request checks the version it served. */
+  synced?: boolean;
+}
+
 export interface SamplingParams {
   maxNewTokens: number;
   /** 0 means greedy. */

@@ -36,6 +36,12 @@ export class BatchingEngine {
     return this.engine.weightVersion;
   }
 
+  /** The engine's teacher-forced scoring, outside the generation batches. */
+  scoreTokens(promptIds: number[], tokenIds: number[], temperature = 1): Promise<number[]> {
+    if (!this.engine.scoreTokens) return Promise.reject(new Error('this engine cannot score tokens'));
+    return this.engine.scoreTokens(promptIds, tokenIds, temperature);
+  }
+
   complete(prompt: string, params: SamplingParams): Promise<Completion> {
     return new Promise<Completion>((resolve, reject) => {
       this.queue.push({ prompt, params, resolve, reject });

@@ -6,7 +6,7 @@ import { DecoderSession } from './decoder-session';
 import { GenerationRow } from './generation-row';
 import { KvPingPong } from './kv-cache';
 import { PrefixKvCache, type PrefixCacheStats } from './prefix-cache';
-import { SamplerScratch } from './sampling';
+import { SamplerScratch, tokenLogprob } from './sampling';
 import type { PolicyEngine } from './types';
 
 export interface OrtEngineInit {
@@ -68,6 +68,27 @@ export class OrtEngine implements PolicyEngine {
 
   async release(): Promise<void> {
     await this.session.release();
+  }
+
+  /**
+   * Teacher-forced logprobs of tokenIds after promptIds under softmax(logits / temperature), the
+   * distribution generate records: how a remote server's reported logprobs are checked against
+   * these weights (activities/inference.ts syncRemoteWeights).
+   */
+  async scoreTokens(promptIds: number[], tokenIds: number[], temperature = 1): Promise<number[]> {
+    if (promptIds.length === 0) throw new RangeError('scoreTokens needs a prompt of at least one token');
+    const seq = [...promptIds, ...tokenIds.slice(0, -1)];
+    const L = seq.length;
+    if (L > this.config.maxSeq) throw new RangeError(`scoreTokens: ${L} positions exceed maxSeq ${this.config.maxSeq}`);
+    const logits = await this.session.full(
+      BigInt64Array.from(seq, (v) => BigInt(v)),
+      BigInt64Array.from(seq, (_, i) => BigInt(i)),
+      new BigInt64Array(L).fill(1n),
+      1,
+      L,
+    );
+    const V = this.config.vocabSize;
+    return tokenIds.map((t, i) => tokenLogprob(logits, (promptIds.length - 1 + i) * V, V, t, temperature));
   }
 
   async generate(prompts: string[], params: SamplingParams, options: GenerateOptions = {}): Promise<Completion[]> {

@@ -9,6 +9,8 @@ export interface PolicyEngine {
    * which other requests share its batch; otherwise params.seed seeds the batch (row i: mixSeed(seed, i)).
    */
   generate(prompts: string[], params: SamplingParams, options?: { seeds?: ReadonlyArray<number | undefined> }): Promise<Completion[]>;
+  /** Teacher-forced logprobs of tokenIds after promptIds (softmax(logits / temperature)), where the engine can score. */
+  scoreTokens?(promptIds: number[], tokenIds: number[], temperature?: number): Promise<number[]>;
   /** Frees native resources (sessions, device memory); the engine is unusable afterwards. */
   release?(): Promise<void>;
 }

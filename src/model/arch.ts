@@ -12,9 +12,10 @@
  *     h = h + concat(att·v)·Wo + bo
  *     m = LN(h; h.i.ln2)
  *     h = h + gelu_tanh(m·W1 + b1)·W2 + b2
- *   logits = LN(h; lnf)·head + headBias
+ *   logits = LN(h; lnf)·head                          (no output bias: GPT2LMHeadModel's lm_head has none)
  * LayerNorm eps = 1e-5. gelu_tanh(x) = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
- * Matrices are stored [in, out] so x·W is ONNX MatMul's layout.
+ * Matrices are stored [in, out] so x·W is ONNX MatMul's layout. This is GPT-2 with an untied output
+ * head; src/model/hf-export.ts maps it to GPT2LMHeadModel's names one for one.
  */
 
 export interface GptConfig {
@@ -59,7 +60,7 @@ export function weightShapes(cfg: GptConfig): Array<[name: string, shape: number
       [`${p}mlp.w2`, [cfg.dFf, d]], [`${p}mlp.b2`, [d]],
     );
   }
-  out.push(['lnf.g', [d]], ['lnf.b', [d]], ['head', [d, cfg.vocabSize]], ['headBias', [cfg.vocabSize]]);
+  out.push(['lnf.g', [d]], ['lnf.b', [d]], ['head', [d, cfg.vocabSize]]);
   return out;
 }
 

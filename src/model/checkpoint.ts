@@ -11,7 +11,8 @@ export interface Checkpoint {
 }
 
 const MAGIC = 'DRLCKPT1';
-const FORMAT_VERSION = 1;
+/** 2: the output head has no bias (GPT-2's layout, src/model/arch.ts); format 1 had one. */
+const FORMAT_VERSION = 2;
 
 interface Header {
   format: number;
@@ -79,6 +80,7 @@ export function decodeCheckpoint(bytes: Uint8Array): Checkpoint {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const jsonLen = view.getUint32(MAGIC.length, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(MAGIC.length + 4, MAGIC.length + 4 + jsonLen))) as Header;
+  if (header.format === 1) throw new Error('checkpoint format 1 was written for the earlier architecture with an output bias (headBias); this version reads format 2: train the policy again');
   if (header.format !== FORMAT_VERSION) throw new Error(`unsupported checkpoint format ${header.format}`);
   const dataStart = align4(MAGIC.length + 4 + jsonLen);
   const total = header.sizes.reduce((a, b) => a + b, 0);

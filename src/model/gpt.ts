@@ -77,7 +77,7 @@ export class Gpt {
         h = tf.add(h, tf.add(matMulFast(inner, p(`${L}mlp.w2`)), p(`${L}mlp.b2`)));
       }
       const f = layerNorm(h, p('lnf.g'), p('lnf.b'));
-      const logits = tf.add(matMulFast(f, p('head')), p('headBias'));
+      const logits = matMulFast(f, p('head'));
       return tf.reshape(logits, [b, s, vocabSize]);
     });
   }

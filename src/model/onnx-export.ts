@@ -1,6 +1,7 @@
 import { onnx } from 'onnx-proto';
 import { type GptConfig, type WeightMap, LAYER_NORM_EPS, MASK_VALUE, headDim, weightShapes } from './arch';
 import { ELEM, GraphBuilder } from './onnx-builder';
+import { concatColumns } from './matrix';
 
 const OPSET = 20;
 /** IR 9 is the first that allows opset 20; onnx-proto's enum stops at 8 but the field is a plain int. */
@@ -50,7 +51,7 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
     if (!t || t.length !== size) throw new Error(`exportOnnx: weight ${name} missing or not ${size} floats`);
     return t;
   };
-  for (const name of ['wte', 'wpe', 'lnf.g', 'lnf.b', 'head', 'headBias']) g.floatInit(name, shapes.get(name) as number[], w(name));
+  for (const name of ['wte', 'wpe', 'lnf.g', 'lnf.b', 'head']) g.floatInit(name, shapes.get(name) as number[], w(name));
 
   const rows2d = g.int64Init('const.rows_d', [2], [-1, d]);
   const qkvTail = g.int64Init('const.qkv_tail', [1], [3 * d]);
@@ -117,7 +118,7 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
     [x, h] = addNorm(h, gemm(inner, `${L}mlp.w2`, `${L}mlp.b2`), last ? 'lnf' : `h.${i + 1}.ln1`, !last);
   }
   const logitsShape = g.op('Concat', [idsShape, vocabTail], { axis: 0 });
-  g.op('Reshape', [gemm(x, 'head', 'headBias'), logitsShape], {}, ONNX_IO.logits);
+  g.op('Reshape', [g.op('MatMul', [x, 'head']), logitsShape], {}, ONNX_IO.logits);
 
   g.output(ONNX_IO.logits, ELEM.FLOAT, ['batch', 'seq', cfg.vocabSize]);
   for (let i = 0; i < cfg.nLayers; i++) {
@@ -139,16 +140,6 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
       .map((key) => ({ key, value: props[key] as string })),
   };
   return onnx.ModelProto.encode(onnx.ModelProto.create(model)).finish();
-}
-
-/** Side-by-side concatenation of row-major [rows, cols] matrices (vectors: rows = 1). */
-function concatColumns(parts: Float32Array[], rows: number, cols: number): Float32Array {
-  const width = cols * parts.length;
-  const out = new Float32Array(rows * width);
-  parts.forEach((p, k) => {
-    for (let r = 0; r < rows; r++) out.set(p.subarray(r * cols, (r + 1) * cols), r * width + k * cols);
-  });
-  return out;
 }
 
 /** Reads metadata_props back (ORT's node binding does not expose them). */

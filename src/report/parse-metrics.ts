@@ -76,7 +76,7 @@ const RlStepSchema = z.strictObject({
     .optional(),
   // plan_h{H}_success_count / _total_count / _success_rate
   horizon: z.record(z.string().regex(/^plan_h\d+_(success_count|total_count|success_rate)$/), nonNegativeMetric).optional(),
-  seconds: z.strictObject({ rollout: nonNegativeMetric, train: nonNegativeMetric, publish: nonNegativeMetric }).optional(),
+  seconds: z.strictObject({ rollout: nonNegativeMetric, train: nonNegativeMetric, publish: nonNegativeMetric, sync: nonNegativeMetric.optional() }).optional(),
 });
 
 const EvalSchema = z.strictObject({

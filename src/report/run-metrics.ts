@@ -25,6 +25,8 @@ export interface RlStepSeconds {
   rollout: number;
   train: number;
   publish: number;
+  /** Loading the new weights into a remote server (inference.openai.weightSync). */
+  sync?: number;
 }
 
 /** One RL (GRPO) step: rollout statistics and the policy update that followed. */

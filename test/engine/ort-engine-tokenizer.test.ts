@@ -3,13 +3,13 @@ import type { SamplingParams } from '../../src/domain/types';
 import { OrtEngine } from '../../src/engine/ort-engine';
 import { exportOnnx } from '../../src/model/onnx-export';
 import { loadTokenizer } from '../../src/model/tokenizer';
+import { withLogitBias } from '../../src/model/logit-bias';
 import { sharpWeights } from '../model/helpers';
 
 /** End to end with the project's byte-level BPE tokenizer (multi-character tokens, special EOS). */
 const tok = loadTokenizer();
 const cfg: GptConfig = { vocabSize: tok.vocabSize, maxSeq: 64, dModel: 32, nLayers: 2, nHeads: 4, dFf: 64 };
-const weights = sharpWeights(cfg, 21, 6);
-(weights.headBias as Float32Array)[tok.eosId] = -50;
+const weights = withLogitBias(cfg, sharpWeights(cfg, 21, 6), { [tok.eosId]: -50 });
 const prompts = ['Compute: 17+25+8+31\n', 'Evaluate: 17+25\n'];
 const greedy: SamplingParams = { maxNewTokens: 24, temperature: 0, topP: 1, stop: [] };
 let engine: OrtEngine;

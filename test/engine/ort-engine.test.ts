@@ -5,17 +5,16 @@ import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
 import { exportOnnx } from '../../src/model/onnx-export';
 import { sequenceLogprobs } from '../../src/model/train';
+import { withLogitBias } from '../../src/model/logit-bias';
 import { sharpWeights } from '../model/helpers';
 import { CharTokenizer } from './char-tokenizer';
 
 const tok = new CharTokenizer('0123456789+-=:<>/ abcdefghijklmnopqrstuvwxyz');
 const cfg: GptConfig = { vocabSize: tok.vocabSize, maxSeq: 40, dModel: 32, nLayers: 2, nHeads: 4, dFf: 64 };
-const weights = sharpWeights(cfg, 11, 6);
 // No EOS from random weights: tests below control finishing explicitly.
-(weights.headBias as Float32Array)[tok.eosId] = -50;
+const weights = withLogitBias(cfg, sharpWeights(cfg, 11, 6), { [tok.eosId]: -50 });
 const greedy: SamplingParams = { maxNewTokens: 12, temperature: 0, topP: 1, stop: [] };
 const prompts = ['12+7=', 'abc', 'x: 3+45+6=', 'q'];
-const STOP = 'z';
 let engine: OrtEngine;
 
 beforeAll(async () => {
@@ -68,7 +67,11 @@ test('seeded sampling is reproducible; rows finishing early do not disturb the r
   const full = await engine.generate(prompts, params, { kvCache: false });
   expect(full.map((x) => x.tokenIds)).toEqual(a.map((x) => x.tokenIds));
   // A stop string that some rows hit early: the cache is compacted, survivors must be unaffected.
-  const withStop = { ...params, stop: [STOP] };
+  // Chosen from the outputs themselves: a character some rows write and others do not.
+  const texts = a.map((x) => x.text);
+  const stop = [...new Set(texts.join(''))].find((ch) => texts.some((t) => t.includes(ch)) && texts.some((t) => !t.includes(ch)));
+  if (stop === undefined) throw new Error('no character tells these outputs apart');
+  const withStop = { ...params, stop: [stop] };
   const cachedStop = await engine.generate(prompts, withStop);
   const fullStop = await engine.generate(prompts, withStop, { kvCache: false });
   expect(cachedStop.map((x) => x.tokenIds)).toEqual(fullStop.map((x) => x.tokenIds));
@@ -93,8 +96,7 @@ test('stop strings end a row at the token that completes them', async () => {
 });
 
 test('eos finishes a row; eos id kept, text without it', async () => {
-  const w = sharpWeights(cfg, 11, 6);
-  (w.headBias as Float32Array)[tok.eosId] = 100;
+  const w = withLogitBias(cfg, sharpWeights(cfg, 11, 6), { [tok.eosId]: 100 });
   const e = await OrtEngine.create({ onnx: exportOnnx(cfg, w), config: cfg, tokenizer: tok, weightVersion: 0, threads: 1 });
   const out = await e.generate(['ab', 'c'], greedy);
   for (const c of out) {

@@ -8,13 +8,13 @@ import { PrefixKvCache } from '../../src/engine/prefix-cache';
 import type { GptConfig } from '../../src/model/arch';
 import { initTfBackend } from '../../src/model/backend';
 import { exportOnnx } from '../../src/model/onnx-export';
+import { withLogitBias } from '../../src/model/logit-bias';
 import { sharpWeights } from '../model/helpers';
 import { CharTokenizer } from './char-tokenizer';
 
 const tok = new CharTokenizer('0123456789+-=:<>/ abcdefghijklmnopqrstuvwxyz');
 const cfg: GptConfig = { vocabSize: tok.vocabSize, maxSeq: 64, dModel: 32, nLayers: 2, nHeads: 4, dFf: 64 };
-const weights = sharpWeights(cfg, 11, 6);
-(weights.headBias as Float32Array)[tok.eosId] = -50;
+const weights = withLogitBias(cfg, sharpWeights(cfg, 11, 6), { [tok.eosId]: -50 });
 let cached: OrtEngine;
 let plain: OrtEngine;
 

@@ -1,0 +1,108 @@
+/**
+ * Starts a real vLLM OpenAI-compatible server (the CPU build setup installs) on loopback, serving a
+ * Hugging Face directory, with the settings an RL run needs from it:
+ *  - `--logprobs-mode processed_logprobs`: logprobs of the distribution actually sampled (after
+ *    temperature and top-p), which GRPO's ratio assumes; vLLM's default is the raw logits' logprobs.
+ *  - `--generation-config vllm`: no sampling defaults from the model's generation_config.json (the
+ *    client sends every parameter explicitly as well).
+ *  - `--dtype float32`: the trainer's precision, so the server's logprobs match the trainer's.
+ *  - VLLM_SERVER_DEV_MODE=1: the endpoints weight sync uses (/pause, /collective_rpc reload_weights,
+ *    /reset_prefix_cache, /update_weight_version, /resume). Loopback only: they are not for the open
+ *    network.
+ * Used by the tests, `npm run engine:vllm`, the main job with configs/vllm.yaml and bench:engine.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pythonBin } from './python-env';
+
+export interface VllmServerOptions {
+  /** A Hugging Face model directory (`npm run export:hf`). */
+  model: string;
+  port: number;
+  /** The name clients send as `model`. */
+  servedModelName: string;
+  logFile: string;
+  /** Context length; default the model's n_positions. */
+  maxModelLen?: number;
+  /** KV cache size in GiB (VLLM_CPU_KVCACHE_SPACE); small models need little. */
+  kvCacheGiB?: number;
+  /** Keep running after this process exits. */
+  detached?: boolean;
+  /** Extra server arguments. */
+  extraArgs?: string[];
+}
+
+export interface RunningVllm {
+  baseUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function vllmArgs(o: VllmServerOptions): string[] {
+  return [
+    '-m', 'vllm.entrypoints.openai.api_server',
+    '--model', o.model,
+    '--served-model-name', o.servedModelName,
+    '--host', '127.0.0.1',
+    '--port', String(o.port),
+    '--dtype', 'float32',
+    '--logprobs-mode', 'processed_logprobs',
+    '--generation-config', 'vllm',
+    '--max-logprobs', '20',
+    ...(o.maxModelLen !== undefined ? ['--max-model-len', String(o.maxModelLen)] : []),
+    ...(o.extraArgs ?? []),
+  ];
+}
+
+export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Promise<RunningVllm> {
+  fs.mkdirSync(path.dirname(o.logFile), { recursive: true });
+  const log = fs.openSync(o.logFile, 'a');
+  const child = spawn(pythonBin(), vllmArgs(o), {
+    detached: o.detached ?? false,
+    stdio: ['ignore', log, log],
+    env: {
+      ...process.env,
+      VLLM_SERVER_DEV_MODE: '1',
+      VLLM_CPU_KVCACHE_SPACE: String(o.kvCacheGiB ?? 1),
+      // No telemetry, no hub: the model is a local directory.
+      VLLM_NO_USAGE_STATS: '1',
+      HF_HUB_OFFLINE: '1',
+      TRANSFORMERS_OFFLINE: '1',
+    },
+  });
+  fs.closeSync(log);
+  if (o.detached) child.unref();
+  let exited: number | null = null;
+  const exit = new Promise<void>((resolve) =>
+    child.on('exit', (code) => {
+      exited = code ?? -1;
+      resolve();
+    }),
+  );
+  const baseUrl = `http://127.0.0.1:${o.port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited !== null) throw new Error(`vLLM exited with ${exited} before serving; see ${o.logFile}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`vLLM did not answer /health within ${timeoutMs} ms; see ${o.logFile}`);
+    }
+    const ok = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return {
+    baseUrl,
+    pid: child.pid ?? -1,
+    stop: async () => {
+      if (exited === null) {
+        child.kill('SIGTERM');
+        // vLLM's engine core is a child process; a server that will not stop in time is killed.
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exit;
+        clearTimeout(timer);
+      }
+    },
+  };
+}

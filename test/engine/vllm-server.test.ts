@@ -1,0 +1,217 @@
+/**
+ * The remote engine against a real vLLM (the CPU build setup installs, started here the way
+ * `npm run engine:vllm` starts it), serving this project's policy exported as a Hugging Face
+ * directory: the server's ids and logprobs equal the embedded engine's on the same weights, stop
+ * strings and EOS are read right, errors are typed, and a trainingRun trains the served policy with
+ * its weights synced into the server every step.
+ *
+ * vLLM's CPU attention supports head sizes of 32 and up, so the test policy has one head of 32.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createInferenceActivities, type GenerateInput } from '../../activities/inference';
+import { names } from '../../activities/names';
+import { readSamples } from '../../activities/samples';
+import type { SamplingParams } from '../../src/domain/types';
+import { OrtEngine } from '../../src/engine/ort-engine';
+import { RemoteEngineRequestError, RemoteOpenAIEngine } from '../../src/engine/openai-engine';
+import { reloadVllmWeights, servedWeightVersion } from '../../src/engine/vllm-weights';
+import type { GptConfig } from '../../src/model/arch';
+import { writeHfDir } from '../../src/model/hf-dir';
+import { exportOnnx } from '../../src/model/onnx-export';
+import { loadTokenizer } from '../../src/model/tokenizer';
+import type { BlobStore } from '../../src/store/blob-store';
+import type { PlanActJobResult, RolloutSummary } from '../../workflows/plan-act-types';
+import { TASK_QUEUES } from '../../workflows/shared';
+import type { TrainingRunResult } from '../../workflows/training-run-types';
+import { freePort } from '../../scripts/lib/dev-server';
+import { startVllm, type RunningVllm } from '../../scripts/lib/vllm-server';
+import { sharpWeights } from '../model/helpers';
+import { tempStore } from '../helpers/store';
+import { testEnv, tinyRunConfig, uniqueId } from '../helpers/temporal';
+
+const tok = loadTokenizer();
+const MODEL = { dModel: 32, nLayers: 1, nHeads: 1, dFf: 64, maxSeq: 192 };
+const cfg: GptConfig = { vocabSize: tok.vocabSize, ...MODEL };
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vllm-test-'));
+let server: RunningVllm;
+let baseUrl: string;
+
+beforeAll(async () => {
+  const initial = writeHfDir(path.join(work, 'initial'), { config: cfg, weights: sharpWeights(cfg, 5, 4), tokenizer: tok });
+  server = await startVllm({ model: initial, port: await freePort(), servedModelName: 'policy', logFile: path.join(work, 'vllm.log') });
+  baseUrl = `${server.baseUrl}/v1`;
+}, 300_000);
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const prompts = ['Evaluate: 12+34\n', 'Compute: 17+25+8+31\n', 'ACT 1: 3*4\n'];
+
+async function embedded(weights: ReturnType<typeof sharpWeights>, version: number): Promise<OrtEngine> {
+  return OrtEngine.create({ onnx: exportOnnx(cfg, weights), config: cfg, tokenizer: tok, weightVersion: version });
+}
+
+describe('the remote engine on a real vLLM server', () => {
+  const weights = sharpWeights(cfg, 11, 6);
+  let local: OrtEngine;
+  let remote: RemoteOpenAIEngine;
+
+  beforeAll(async () => {
+    await reloadVllmWeights(baseUrl, writeHfDir(path.join(work, 'sharp'), { config: cfg, weights, tokenizer: tok }), 100);
+    local = await embedded(weights, 100);
+    remote = new RemoteOpenAIEngine({ baseUrl, model: 'policy', tokenizer: tok });
+  });
+
+  afterAll(async () => {
+    await local?.release();
+  });
+
+  it.each([1, 0.7])('returns ids and logprobs the embedded engine gives the same weights, at T=%s', async (temperature) => {
+    expect(await servedWeightVersion(baseUrl)).toBe('100');
+    for (const [i, prompt] of prompts.entries()) {
+      const params: SamplingParams = { maxNewTokens: 24, temperature, topP: 1, stop: [], seed: 40 + i };
+      const c = await remote.complete(prompt, params);
+      expect(c.promptTokenIds).toEqual(tok.encode(prompt));
+      expect(c.tokenIds.length).toBeGreaterThan(0);
+      const mine = await local.scoreTokens(c.promptTokenIds, c.tokenIds, temperature);
+      const diff = Math.max(...c.logprobs.map((lp, k) => Math.abs(lp - mine[k]!)));
+      expect(diff).toBeLessThan(1e-3);
+      // The text is the ids' own text.
+      expect(c.text).toBe(tok.decode(c.finishReason === 'eos' ? c.tokenIds.slice(0, -1) : c.tokenIds));
+    }
+  });
+
+  it('decodes greedily to the same tokens as the embedded engine', async () => {
+    const params: SamplingParams = { maxNewTokens: 20, temperature: 0, topP: 1, stop: [] };
+    for (const prompt of prompts) {
+      const [mine] = await local.generate([prompt], params);
+      const theirs = await remote.complete(prompt, params);
+      expect(theirs.tokenIds).toEqual(mine!.tokenIds);
+      expect(theirs.finishReason).toBe(mine!.finishReason);
+    }
+  });
+
+  it('keeps the stop string in text and ids and reports a stop, not an EOS', async () => {
+    // A frequent single character of this policy's output is a stop string some sample hits.
+    let stopped = 0;
+    for (let seed = 0; seed < 12; seed++) {
+      const c = await remote.complete('Evaluate: 12+34\n', { maxNewTokens: 40, temperature: 1, topP: 1, stop: ['1', '2', '3'], seed });
+      if (c.finishReason === 'stop') {
+        stopped++;
+        expect(/[123]/.test(c.text)).toBe(true);
+        // The stop string is in the output's tail (whole tokens: a token may carry text after it).
+        expect(tok.decode(c.tokenIds.slice(-1))).toMatch(/[123]/);
+      } else {
+        expect(c.text).not.toMatch(/[123]/);
+      }
+    }
+    expect(stopped).toBeGreaterThan(0);
+  });
+
+  it('an unknown model and an overlong prompt are typed, non-retryable failures of the generate activity', async () => {
+    const activities = createInferenceActivities({ store: tempStore('vllm-errors') });
+    const input = (over: Partial<GenerateInput>): GenerateInput => ({
+      weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'remote' } },
+      role: 'actor',
+      prompt: 'Evaluate: 12+34\n',
+      params: { maxNewTokens: 8, temperature: 1, topP: 1, stop: [] },
+      remote: { baseUrl, model: 'policy' },
+      ...over,
+    });
+    const env = new MockActivityEnvironment();
+    const unknown = await env.run(activities.generate, input({ remote: { baseUrl, model: 'nope' } })).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(ApplicationFailure);
+    expect(unknown).toMatchObject({ type: 'RemoteEngineRequestError', nonRetryable: true, message: expect.stringMatching(/404.*`nope` does not exist/) });
+    expect((unknown as ApplicationFailure).details?.[0]).toMatchObject({ problem: 'unknown-model', status: 404 });
+    const overflow = await env.run(activities.generate, input({ prompt: 'Compute: 1+2+3+4+5+6+7+8+9\n'.repeat(20) })).catch((e: unknown) => e);
+    expect(overflow).toMatchObject({ type: 'RemoteEngineRequestError', nonRetryable: true, message: expect.stringMatching(/maximum context length is 192/) });
+    expect((overflow as ApplicationFailure).details?.[0]).toMatchObject({ problem: 'context-overflow', status: 400 });
+    // The same errors from the engine itself, typed.
+    await expect(new RemoteOpenAIEngine({ baseUrl, model: 'nope', tokenizer: tok }).complete('x', { maxNewTokens: 1, temperature: 1, topP: 1, stop: [] })).rejects.toBeInstanceOf(RemoteEngineRequestError);
+  });
+});
+
+describe('planActJob on the vLLM server', () => {
+  it('plays its episodes on the server (samples with its ids) and refuses to train a model it cannot sync', async () => {
+    const ctx = await testEnv('vllm-plan-act-job');
+    try {
+      const config = {
+        experiment: 'vllm-job',
+        seed: 2,
+        model: MODEL,
+        rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 12 },
+        rollout: { mode: 'shared' as const, maxTurns: 2 },
+        inference: { engine: 'openai' as const, openai: { baseUrl, model: 'policy' } },
+        timeouts: { heartbeatSec: 10 },
+      };
+      const handle = await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('vllm-job'), args: [{ role: 'shared', config, train: false }] });
+      const result = (await handle.result()) as PlanActJobResult;
+      expect(result.rollouts[0]).toMatchObject({ outcome: 'shared', episodes: 2 });
+      const planner = await readSamples(ctx.store, result.rollouts[0]!.samples.planner!.ref);
+      // No ONNX exists for these weights (a label only): every generation went to the server.
+      expect(planner.every((s) => s.responseTokens.length > 0 && s.metadata.weightVersion === 0)).toBe(true);
+      const trained = await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('vllm-train'), args: [{ role: 'shared', config }] });
+      await expect(trained.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/cannot train or publish/) } });
+    } finally {
+      await ctx.stop();
+    }
+  }, 300_000);
+});
+
+describe('trainingRun on the vLLM server', () => {
+  it('trains the served policy: each step syncs the new weights into the server, and the second rollout provably used them', async () => {
+    const ctx = await testEnv('vllm-training-run');
+    try {
+      const config = tinyRunConfig({
+        model: MODEL,
+        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+        eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
+        rollout: { maxTurns: 2 },
+        // The untrained policy earns no reward, so every advantage is 0: the entropy bonus and a large
+        // learning rate make step 1 change the weights anyway, enough to tell v0 and v1 apart on every sample.
+        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, learningRate: 0.02, entropyCoeff: 0.5 },
+        inference: { engine: 'openai', openai: { baseUrl, model: 'policy', weightSync: { dir: path.join(work, 'sync') } } },
+      });
+      const { workflowId, handle } = await ctx.startTrainingRun('vllm-run', config);
+      const result = (await handle.result()) as TrainingRunResult;
+      expect(result.rl.map((p) => p.weightVersion)).toEqual([0, 1]);
+      for (const p of result.rl) expect(p.seconds.sync).toBeGreaterThan(0);
+      // The server says it serves the version the second rollout was labelled with.
+      expect(await servedWeightVersion(baseUrl)).toBe('1');
+      expect(fs.existsSync(path.join(work, 'sync', encodeURIComponent(workflowId), 'v1', 'model.safetensors'))).toBe(true);
+
+      // Step 2's samples: labelled v1, and their logprobs are those of v1's weights, not v0's.
+      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-2`).result()) as RolloutSummary;
+      const sets = [summary.samples.planner, summary.samples.actor].filter((s) => s !== undefined);
+      const samples = (await Promise.all(sets.map((s) => readSamples(ctx.store, s.ref)))).flat();
+      expect(samples.length).toBeGreaterThan(0);
+      expect(samples.every((s) => s.metadata.weightVersion === 1)).toBe(true);
+      const v0 = await engineOf(ctx.store, workflowId, 0);
+      const v1 = await engineOf(ctx.store, workflowId, 1);
+      let worstV1 = 0;
+      let bestV0 = Infinity;
+      for (const s of samples) {
+        const [a, b] = await Promise.all([v1.scoreTokens(s.promptTokens, s.responseTokens), v0.scoreTokens(s.promptTokens, s.responseTokens)]);
+        const trained = s.lossMask.flatMap((m, i) => (m === 1 ? [i] : []));
+        worstV1 = Math.max(worstV1, ...trained.map((i) => Math.abs(s.logprobs[i]! - a[i]!)));
+        bestV0 = Math.min(bestV0, Math.max(...trained.map((i) => Math.abs(s.logprobs[i]! - b[i]!))));
+      }
+      expect(worstV1).toBeLessThan(1e-3);
+      expect(bestV0).toBeGreaterThan(1e-3);
+      await Promise.all([v0.release(), v1.release()]);
+    } finally {
+      await ctx.stop();
+    }
+  }, 600_000);
+});
+
+async function engineOf(store: BlobStore, runId: string, version: number): Promise<OrtEngine> {
+  const ref = await store.getName(names.weights(runId, version));
+  if (!ref) throw new Error(`no weights v${version} of ${runId}`);
+  return OrtEngine.create({ onnx: await store.get(ref), config: cfg, tokenizer: tok, weightVersion: version });
+}
