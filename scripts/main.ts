@@ -19,6 +19,7 @@ import type { RunProgress, TrainingRunResult } from '../workflows/training-run-t
 import { ensureServer, workflowUrl } from './lib/local-server';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
+import { ensureRemoteEngine } from './lib/remote-engine-for-run';
 
 async function main(): Promise<number> {
   const opts = new Command()
@@ -56,6 +57,10 @@ async function main(): Promise<number> {
 
   const server = await ensureServer();
   console.log(`Temporal server: ${server.address}${server.startedHere ? ' (started dev server, SQLite .data/temporal.db)' : ''}`);
+
+  // configs/vllm.yaml: a real vLLM serves the RL rollouts; started here when it is not running yet.
+  const vllm = await ensureRemoteEngine(config);
+  if (vllm) console.log(`vLLM: ${vllm.baseUrl}/v1 (pid ${vllm.pid}), stopped when the run ends`);
 
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const workers = await createWorkers({
@@ -117,6 +122,7 @@ async function main(): Promise<number> {
   await Promise.all(running);
   await nativeConnection.close();
   await connection.close();
+  await vllm?.stop();
   return code;
 }
 

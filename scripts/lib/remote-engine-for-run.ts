@@ -1,0 +1,31 @@
+/**
+ * The main job's side of inference.engine: openai with weightSync: when the config's server is on
+ * loopback and nothing answers there, start a real vLLM for it (the weights it starts with are a
+ * placeholder of the run's shape; the run loads its own before every rollout).
+ */
+import path from 'node:path';
+import type { RunConfig } from '../../src/config/schema';
+import { writeHfDir } from '../../src/model/hf-dir';
+import { initWeights } from '../../src/model/init';
+import { loadTokenizer } from '../../src/model/tokenizer';
+import { DATA_DIR } from '../../src/paths';
+import { startVllm, type RunningVllm } from './vllm-server';
+
+export async function ensureRemoteEngine(config: RunConfig): Promise<RunningVllm | undefined> {
+  const o = config.inference.openai;
+  if (config.inference.engine !== 'openai' || !o?.weightSync) return undefined;
+  const url = new URL(o.baseUrl);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return undefined;
+  const up = await fetch(`${url.origin}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+  if (up) return undefined;
+  const tok = loadTokenizer();
+  const shape = { ...config.model, vocabSize: tok.vocabSize };
+  const model = writeHfDir(path.join(DATA_DIR, 'vllm-initial', `${shape.dModel}x${shape.nLayers}x${shape.nHeads}x${shape.dFf}x${shape.maxSeq}`), {
+    config: shape,
+    weights: initWeights(shape, config.seed),
+    tokenizer: tok,
+  });
+  const logFile = path.join(DATA_DIR, 'logs', 'vllm.log');
+  console.log(`starting vLLM on ${url.origin} for the RL rollouts (about a minute; log ${path.relative(process.cwd(), logFile)})`);
+  return startVllm({ model, port: Number(url.port || 80), servedModelName: o.model, logFile });
+}
