@@ -7,7 +7,8 @@
  *   token-mean               Σ_rows Σ_t m·l / tokens
  *   seq-mean-token-sum       Σ_rows (Σ_t m·l) / seqs
  *   seq-mean-token-mean      Σ_rows (Σ_t m·l / (Σ_t m + 1e-8)) / seqs
- *   seq-mean-token-sum-norm  Σ_rows Σ_t m·l / scaleFactor        (Dr.GRPO)
+ *   seq-mean-token-sum-norm  Σ_rows (Σ_t m·l) / seqs / scaleFactor   (Dr.GRPO, as verl ≥ 0.9 computes it:
+ *                            seq-mean-token-sum divided by the constant; test/rl/verl-parity.test.ts)
  *
  * tokens and seqs count trained tokens and rows with at least one trained token in the
  * mini-batch: what verl's agg_loss computes when given the whole mini-batch (its seq_mask leaves
@@ -61,7 +62,7 @@ export function aggLoss(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: LossAggMo
         return tf.div(tf.sum(perRow), Math.max(norm.seqs, 1)) as tf.Scalar;
       }
       case 'seq-mean-token-sum-norm':
-        return tf.div(tf.sum(masked), norm.scaleFactor) as tf.Scalar;
+        return tf.div(tf.sum(masked), Math.max(norm.seqs, 1) * norm.scaleFactor) as tf.Scalar;
     }
   });
 }

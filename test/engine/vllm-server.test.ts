@@ -5,7 +5,7 @@
  * strings and EOS are read right, errors are typed, and a trainingRun trains the served policy with
  * its weights synced into the server every step.
  *
- * vLLM's CPU attention supports head sizes of 32 and up, so the test policy has one head of 32.
+ * vLLM's CPU attention supports head sizes of 32 and up, so the test policy has two heads of 32.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,8 +34,9 @@ import { tempStore } from '../helpers/store';
 import { testEnv, tinyRunConfig, uniqueId } from '../helpers/temporal';
 
 const tok = loadTokenizer();
-const MODEL = { dModel: 32, nLayers: 1, nHeads: 1, dFf: 64, maxSeq: 192 };
+const MODEL = { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 };
 const cfg: GptConfig = { vocabSize: tok.vocabSize, ...MODEL };
+const SFT_STEPS = 120;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vllm-test-'));
 let server: RunningVllm;
 let baseUrl: string;
@@ -169,7 +170,10 @@ describe('trainingRun on the vLLM server', () => {
     try {
       const config = tinyRunConfig({
         model: MODEL,
-        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+        // Enough SFT on one-digit sums, every act through the calculator, that the policy's Plan/Act
+        // episodes on the server call it.
+        task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4 } },
+        sft: { steps: SFT_STEPS, batchSize: 16, stepsPerActivity: SFT_STEPS, warmupSteps: 5 },
         eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
         rollout: { maxTurns: 2 },
         // The untrained policy earns no reward, so every advantage is 0: the entropy bonus and a large
@@ -180,13 +184,16 @@ describe('trainingRun on the vLLM server', () => {
       const { workflowId, handle } = await ctx.startTrainingRun('vllm-run', config);
       const result = (await handle.result()) as TrainingRunResult;
       expect(result.rl.map((p) => p.weightVersion)).toEqual([0, 1]);
+      // Plan/Act episodes end to end on the server: acts, calculator calls through the tools queue.
+      const rollouts = await Promise.all([1, 2].map((step) => ctx.env.client.workflow.getHandle(`${workflowId}/rollout-${step}`).result() as Promise<RolloutSummary>));
+      expect(rollouts.reduce((n, r) => n + r.metrics.tools.calls, 0)).toBeGreaterThan(0);
       for (const p of result.rl) expect(p.seconds.sync).toBeGreaterThan(0);
       // The server says it serves the version the second rollout was labelled with.
       expect(await servedWeightVersion(baseUrl)).toBe('1');
       expect(fs.existsSync(path.join(work, 'sync', encodeURIComponent(workflowId), 'v1', 'model.safetensors'))).toBe(true);
 
       // Step 2's samples: labelled v1, and their logprobs are those of v1's weights, not v0's.
-      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-2`).result()) as RolloutSummary;
+      const summary = rollouts[1]!;
       const sets = [summary.samples.planner, summary.samples.actor].filter((s) => s !== undefined);
       const samples = (await Promise.all(sets.map((s) => readSamples(ctx.store, s.ref)))).flat();
       expect(samples.length).toBeGreaterThan(0);

@@ -45,8 +45,8 @@ test.each<[LossAggMode, number]>([
   ['seq-mean-token-sum', 14.5],
   // (3/2 + 26/4) / 2 = (1.5 + 6.5) / 2
   ['seq-mean-token-mean', 4],
-  // (3 + 26) / scaleFactor 4
-  ['seq-mean-token-sum-norm', 7.25],
+  // (3 + 26) / 2 sequences / scaleFactor 4
+  ['seq-mean-token-sum-norm', 29 / 8],
 ])('%s', (mode, expected) => {
   expect(value([0, 1, 2], mode)).toBeCloseTo(expected, 5);
 });

@@ -85,8 +85,8 @@ test.each<[LossAggMode, number]>([
   ['seq-mean-token-sum', 7.1 / 4],
   // per row means: A -0.9, B 1.9, C 2.55, D 0 → sum 3.55; 4 sequences
   ['seq-mean-token-mean', 3.55 / 4],
-  // 7.1 / scaleFactor 2
-  ['seq-mean-token-sum-norm', 7.1 / 2],
+  // 7.1 / 4 sequences / scaleFactor 2
+  ['seq-mean-token-sum-norm', 7.1 / 8],
 ])('%s aggregation of the same per-token losses', (mode, expected) => {
   expect(run(mode).loss).toBeCloseTo(expected, 5);
 });
