@@ -1,5 +1,5 @@
 /**
- * Training samples of horizon episodes (SPEC capability 5), one per executed chunk as RLinf's
+ * Training samples of horizon episodes (docs/grid-horizons.md), one per executed chunk as RLinf's
  * ChunkStepResult: the plan's prompt and generated tokens, trained (loss mask 1) only on the chunk's
  * slice of the plan, [chunkOffset, chunkOffset + executed), whose logprobs are that slice of the
  * plan's logprobs; metadata records planHorizon and chunkOffset. Moves planned but never executed

@@ -1,5 +1,5 @@
 /**
- * horizonRollout: one RL step's grid-world episodes (SPEC capability 5). rl.promptsPerStep training
+ * horizonRollout: one RL step's grid-world episodes (docs/grid-horizons.md). rl.promptsPerStep training
  * layouts, rl.groupSize episodes each (a layout's episodes are its GRPO group, or with
  * horizon.groupBy 'layout-horizon' those at one H); episode i of the
  * batch plans with H = horizon.actionHorizonsPattern[i mod length]. Each episode is a

@@ -1,5 +1,5 @@
 /**
- * treeRollout: an offline tree-search rollout (SPEC capability 3) on the actor's tool-using task
+ * treeRollout: an offline tree-search rollout (docs/tree-rollouts.md) on the actor's tool-using task
  * ("Evaluate: <expr>", calculator calls, a number). Its four phases are distinct steps in the
  * history (each sets the `phase` memo) and the tree's skeleton is the `treeState` query:
  *   1. build: a root per prompt with tree.initialRollouts pending branches;

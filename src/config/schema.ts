@@ -1,5 +1,5 @@
 /**
- * The whole run config: every parameter SPEC names, with defaults. Unknown keys are errors, so a
+ * The whole run config: every parameter of the system, with defaults. Unknown keys are errors, so a
  * typo fails before any workflow starts instead of silently running with a default.
  * Pure (zod only): workflows import the types, the CLI and workers import the parser.
  */
@@ -213,7 +213,7 @@ export const RolloutSchema = z
   .object({
     // plan-act: Plan/Act episodes; tree: offline tree search on the actor's tool-using task (tree.*);
     // horizon: grid-world episodes with plan horizons (task.kind: grid, horizon.*).
-    // 'standard' is a SPEC rollout kind that is not built yet; say so instead of running plan-act.
+    // 'standard' (single-agent) is a rollout kind trainingRun cannot run yet; say so instead of running plan-act.
     kind: z
       .enum(['standard', 'plan-act', 'tree', 'horizon'])
       .default('plan-act')
@@ -233,7 +233,7 @@ export const RolloutSchema = z
   .strict();
 
 /**
- * Dynamic plan horizons (SPEC capability 5; task.kind: grid). Episode i of a batch plans
+ * Dynamic plan horizons (docs/grid-horizons.md; task.kind: grid). Episode i of a batch plans
  * H = actionHorizonsPattern[i mod length] moves at once, executes them numActionChunks at a time and
  * replans when the offset reaches H; with usePlanReward a successful episode earns
  * planRewardCoef * H / baseH on top of the task reward.
@@ -333,7 +333,7 @@ export const WorkflowSchema = z
   .strict();
 
 /**
- * Timeline capture and merging (src/timeline, SPEC capability 4): every policy call of an episode is
+ * Timeline capture and merging (src/timeline, docs/timelines.md): every policy call of an episode is
  * captured; timelines another one extends are absorbed into it before training.
  */
 export const TimelineSchema = z

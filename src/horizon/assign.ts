@@ -1,5 +1,5 @@
 /**
- * Plan horizons per episode (SPEC capability 5; RLinf's `pattern.repeat(reps)[:bsz]`): episode i of
+ * Plan horizons per episode (docs/grid-horizons.md; RLinf's `pattern.repeat(reps)[:bsz]`): episode i of
  * a batch plans H = pattern[i mod pattern length] moves at a time. Every batch starts the cycle
  * afresh, so episode i of any batch has the same H. With a batch ordered prompt by prompt, a group
  * of several episodes of one layout spans several horizons.

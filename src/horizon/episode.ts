@@ -1,5 +1,5 @@
 /**
- * One grid-world episode with a plan horizon H (SPEC capability 5): plan H moves, execute them
+ * One grid-world episode with a plan horizon H (docs/grid-horizons.md): plan H moves, execute them
  * numActionChunks at a time from the plan's offset, replan from the current observation when the
  * offset reaches H, until the goal or the step budget. The driver is pure: the workflow passes
  * deps that call activities (generate on the inference queue, the environment on the tools queue),

@@ -1,5 +1,5 @@
 /**
- * Timeline merging with a trie (AgentJet's rule, SPEC capability 4).
+ * Timeline merging with a trie (AgentJet's rule, docs/timelines.md).
  *
  * The rule: timeline i is absorbed into timeline j (i != j) when both have the same agent (and,
  * unless ignoreTools, the same tools list), |i| <= |j|, and message k of i equals message k of j

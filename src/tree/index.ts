@@ -1,5 +1,5 @@
 /**
- * Offline tree-search rollouts (SPEC capability 3), pure: no Temporal, no I/O, no clock, no
+ * Offline tree-search rollouts (docs/tree-rollouts.md), pure: no Temporal, no I/O, no clock, no
  * Math.random (randomness comes in as a seeded Rng), so the tree-rollout workflow can import all
  * of it and replay it. The workflow drives generate and tool activities over these values.
  */

@@ -1,5 +1,5 @@
 /**
- * The shape of an offline tree-search forest (SPEC capability 3), branching at tool-call
+ * The shape of an offline tree-search forest (docs/tree-rollouts.md), branching at tool-call
  * boundaries as ARPO does. One tree per prompt; a node is a point after which the policy generates:
  *
  * - the root (depth 0) is the prompt itself and generates nothing;
