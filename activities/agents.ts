@@ -12,7 +12,7 @@ import { readEpisodeTimelines } from '../src/gateway/recorder';
 import type { BlobStore } from '../src/store/blob-store';
 import { addCounts, emptyCounts } from '../src/timeline/counts';
 import type { SnapReport } from '../src/timeline/types';
-import type { SampleSetRef } from '../workflows/plan-act-types';
+import type { SampleSetRef } from '../src/contracts/plan-act';
 import { writeSet } from './samples';
 import { mergeAgentTimelines } from './timeline-merge';
 

@@ -10,8 +10,9 @@
 import type { BlobRef, Sample } from '../src/domain/types';
 import { chunkLogprobs } from '../src/horizon/plan';
 import { getJson, type BlobStore } from '../src/store/blob-store';
-import type { SampleSetRef } from '../workflows/plan-act-types';
-import { writeSet, type CompletionTokens } from './samples';
+import type { SampleSetRef } from '../src/contracts/plan-act';
+import { writeSet } from './samples';
+import type { CompletionTokens } from '../src/contracts/samples';
 
 export interface HorizonPlanSamples {
   planIndex: number;

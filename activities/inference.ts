@@ -15,14 +15,14 @@ import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { evaluateHorizonPolicy, type HorizonEvalOptions, type HorizonEvalReport } from '../src/eval/horizon-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
-import type { CheckpointInfo, WeightsInfo } from '../workflows/training-run-types';
+import type { CheckpointInfo, WeightsInfo } from '../src/contracts/training-run';
 import { loadTokenizer } from '../src/model/tokenizer';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { closeTurn } from '../src/planact/protocol';
 import { splitPrompt } from '../src/timeline/capture';
 import { EngineCache } from './engine-cache';
-import type { CompletionTokens } from './samples';
-import type { EvalReport } from './evaluation-types';
+import type { CompletionTokens } from '../src/contracts/samples';
+import type { EvalReport } from '../src/eval/report';
 
 export interface GenerateInput {
   weights: WeightsInfo;

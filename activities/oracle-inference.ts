@@ -16,7 +16,7 @@ import { problemFromExpression } from '../src/tasks/arith/problem';
 import { layoutFromId, oraclePlan, parseObservation } from '../src/tasks/grid';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import type { GenerateInput, GenerateResult } from './inference';
-import type { CompletionTokens } from './samples';
+import type { CompletionTokens } from '../src/contracts/samples';
 
 /** Task queue the recorder and benchmarks serve the oracle on; tests use queues of their own. */
 export const ORACLE_TASK_QUEUE = 'durable-rl-oracle';

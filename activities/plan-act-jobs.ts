@@ -16,10 +16,10 @@ import type { RunConfig } from '../src/config/schema';
 import { readOnnxMetadata } from '../src/model/onnx-export';
 import { REPO_ROOT } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
-import type { Arrival, ArrivalAck, RolloutSessionInput } from '../workflows/plan-act-types';
+import type { Arrival, ArrivalAck, RolloutSessionInput } from '../src/contracts/plan-act';
 import { EXPERIMENT, ROLLOUT_ID } from '../workflows/search-attributes';
 import { arriveUpdate, TASK_QUEUES } from '../workflows/shared';
-import type { WeightsInfo } from '../workflows/training-run-types';
+import type { WeightsInfo } from '../src/contracts/training-run';
 import { runKey } from './names';
 
 export interface ArriveAtSessionInput {

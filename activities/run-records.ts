@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
-import type { RunState } from '../workflows/training-run-types';
+import type { RunState } from '../src/contracts/training-run';
 import { formatMetricsLine, metricsLineKey, parseMetricsJsonl, renderCurvesPng, type MetricsLine } from '../src/report';
 import { names, runKey } from './names';
 
@@ -40,7 +40,7 @@ export function createRunRecordActivities({ store, runsDir }: { store: BlobStore
       if (held.sha256 !== mine.sha256) {
         const { configHash } = await getJson<{ configHash: string }>(store, held);
         throw ApplicationFailure.nonRetryable(
-          `workflow id '${input.runId}' was used by a run with another config (${configHash}, this one ${input.configHash}), whose checkpoints and results are stored under it: start this config under another workflow id`,
+          `workflow id '${input.runId}' was used by a run with another config or other starting weights (${configHash}, this one ${input.configHash}), whose checkpoints and results are stored under it: start this one under another workflow id`,
           'ConfigError',
         );
       }

@@ -6,35 +6,15 @@
  */
 import type { AgentRole, BlobRef, Sample } from '../src/domain/types';
 import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
-import type { PromptMessage } from '../src/timeline/capture';
 import type { RunConfig } from '../src/config/schema';
 import type { SnapReport } from '../src/timeline/types';
 import type { TimelineCounts } from '../src/timeline/counts';
-import type { SampleSetRef, SampleSets } from '../workflows/plan-act-types';
+import type { SampleSetRef, SampleSets } from '../src/contracts/plan-act';
 import { addCounts, emptyCounts, sumCounts } from '../src/timeline/counts';
 import { mergeEpisode, unmergedCounts } from './timeline-merge';
+import type { CompletionTokens, GenerationRef } from '../src/contracts/samples';
 
-/** What generate writes for every completion (see activities/inference.ts). */
-export interface CompletionTokens {
-  promptTokenIds: number[];
-  tokenIds: number[];
-  logprobs: number[];
-  entropy: number[];
-  /** The prompt's messages (absent in blobs written before timeline capture). */
-  messages?: PromptMessage[];
-  /** The output's text as later contexts render it. */
-  outputText?: string;
-}
 
-export interface GenerationRef {
-  role: AgentRole;
-  turn: number;
-  actId?: string;
-  /** Index of the call inside its act (tool rounds); with turn and actId it names the call. */
-  step?: number;
-  tokens: BlobRef;
-  weightVersion: number;
-}
 
 export interface EpisodeSamplesInput {
   episodeId: string;

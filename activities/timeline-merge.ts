@@ -11,7 +11,7 @@ import { mergeStats } from '../src/timeline/stats';
 import { timelineToSample } from '../src/timeline/to-sample';
 import type { SnapReport, Timeline } from '../src/timeline/types';
 import type { TimelineCounts } from '../src/timeline/counts';
-import type { CompletionTokens, GenerationRef } from './samples';
+import type { CompletionTokens, GenerationRef } from '../src/contracts/samples';
 
 /** The tools list each agent is offered, as the chat template would render it. */
 const TOOLS: Record<AgentRole, string> = { planner: '', actor: '[{"name":"calc"}]', single: '[{"name":"calc"}]' };

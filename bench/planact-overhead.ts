@@ -45,7 +45,7 @@ import { runPlanActEpisode } from '../src/planact/episode';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
 import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
-import type { PlanActJobResult, PolicyRef, RolloutSummary, SampleSetRef } from '../workflows/plan-act-types';
+import type { PlanActJobResult, PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
 import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
 import { arg, flag } from './lib/args';
 

@@ -13,7 +13,7 @@ import { loadRunConfig } from '../src/config/load';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
 import { TASK_QUEUES } from '../workflows/shared';
-import type { RlPoint, TrainingRunResult } from '../workflows/training-run-types';
+import type { RlPoint, TrainingRunResult } from '../src/contracts/training-run';
 import { arg } from './lib/args';
 
 function stats(xs: number[]): { median: number; mean: number; min: number; max: number } {

@@ -8,7 +8,7 @@ import { initTfBackend } from '../src/model/backend';
 import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { Gpt } from '../src/model/gpt';
 import { mulberry32 } from '../src/model/rng';
-import { type TrainBatch, trainStep } from '../src/model/train';
+import { type TrainBatch, trainStep } from '../src/rl/trainer';
 import { arg, flag } from './lib/args';
 
 function randomBatch(rows: number, len: number, vocab: number, seed: number, pg: boolean): TrainBatch {

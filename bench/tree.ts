@@ -19,10 +19,10 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
 import type { RunConfigInput } from '../src/config/schema';
 import { startLocalStack } from '../scripts/lib/local-stack';
-import type { RolloutSummary } from '../workflows/plan-act-types';
+import type { RolloutSummary } from '../src/contracts/plan-act';
 import { TASK_QUEUES } from '../workflows/shared';
-import type { TrainingRunResult } from '../workflows/training-run-types';
-import type { TreeRolloutInput } from '../workflows/tree-types';
+import type { TrainingRunResult } from '../src/contracts/training-run';
+import type { TreeRolloutInput } from '../src/contracts/tree';
 import { arg } from './lib/args';
 
 interface Measured {

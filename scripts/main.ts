@@ -15,7 +15,7 @@ import { ConfigError } from '../src/config/errors';
 import { DATA_DIR, REPO_ROOT } from '../src/paths';
 import { createWorkers, defaultStore } from '../workers/create-workers';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
-import type { RunProgress, TrainingRunResult } from '../workflows/training-run-types';
+import type { RunProgress, TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer, workflowUrl } from './lib/local-server';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';

@@ -17,7 +17,7 @@ import { ConfigError } from '../src/config/errors';
 import { loadRunConfig } from '../src/config/load';
 import { DATA_DIR, REPO_ROOT } from '../src/paths';
 import { TASK_QUEUES } from '../workflows/shared';
-import type { TrainingRunResult } from '../workflows/training-run-types';
+import type { TrainingRunResult } from '../src/contracts/training-run';
 import { formatResult } from './lib/format-result';
 import { ensureServer } from './lib/local-server';
 import { ensureNamespace } from './lib/namespace';

@@ -11,7 +11,7 @@ import type { Accuracy } from '../src/eval/episode-accuracy';
 import { metricsFilePath } from '../activities/run-records';
 import { sumHorizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { parseMetricsJsonl } from '../src/report';
-import type { Comparison, TrainingRunResult } from '../workflows/training-run-types';
+import type { Comparison, TrainingRunResult } from '../src/contracts/training-run';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 

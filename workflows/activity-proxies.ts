@@ -1,9 +1,18 @@
 /**
- * Activity stubs by task queue. Timeouts come from the run config so that a deployment (or a test
- * that kills workers) can pick how fast a dead worker is noticed; retries are explicit everywhere.
+ * Every activity's options, declared once: task queue, timeouts, heartbeat and the errors no retry
+ * can fix. Timeouts come from the run config so that a deployment (or a test that kills workers) can
+ * pick how fast a dead worker is noticed; retries are explicit everywhere. generate may go to a
+ * per-policy task queue: in dual mode the planner's and the actor's weights can be served by
+ * different inference pools.
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { AgentActivities } from '../activities/agents';
+import type { ConfigActivities } from '../activities/config';
 import type { DataActivities } from '../activities/data';
+import type { GridActivities } from '../activities/grid';
+import type { HorizonSampleActivities } from '../activities/horizon-samples';
+import type { PlanActJobActivities } from '../activities/plan-act-jobs';
+import type { SampleActivities } from '../activities/samples';
 import type { InferenceActivities } from '../activities/inference';
 import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
@@ -20,6 +29,13 @@ const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
   maximumInterval: '30s',
   maximumAttempts,
   nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+});
+
+/** Config resolution runs before any timeout is known, so its options are fixed. */
+export const configProxies = proxyActivities<ConfigActivities>({
+  taskQueue: TASK_QUEUES.orchestration,
+  startToCloseTimeout: '1m',
+  retry: { ...retry(10), nonRetryableErrorTypes: ['ConfigError'] },
 });
 
 export function activityProxies(t: RunConfig['timeouts']) {
@@ -71,4 +87,86 @@ function trainingProxies(t: RunConfig['timeouts']) {
     checkpointFromRun: single.checkpointFromRun,
     checkpointFromHf: single.checkpointFromHf,
   } satisfies { [K in keyof TrainingActivities]: unknown };
+}
+
+/** The Plan/Act workflows' retries also stop at a session's refusal (a rollout it cannot join). */
+const planActRetry = (maximumAttempts: number): ActivityOptions['retry'] => ({
+  ...retry(maximumAttempts),
+  nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'SessionRejected'],
+});
+
+/** Calculator attempts; tool metrics report retries = attempts beyond the first. */
+export const CALC_MAX_ATTEMPTS = 3;
+
+export function generateProxy(t: RunConfig['timeouts'], taskQueue: string = TASK_QUEUES.inference) {
+  return proxyActivities<Pick<InferenceActivities, 'generate'>>({
+    taskQueue,
+    startToCloseTimeout: `${t.generateSec}s`,
+    heartbeatTimeout: `${t.heartbeatSec}s`,
+    retry: planActRetry(10),
+  }).generate;
+}
+
+export function planActProxies(t: RunConfig['timeouts']) {
+  return {
+    tools: proxyActivities<Pick<ToolActivities, 'calcWithAttempt'>>({
+      taskQueue: TASK_QUEUES.tools,
+      startToCloseTimeout: `${t.toolSec}s`,
+      retry: { ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' },
+    }),
+    samples: proxyActivities<SampleActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '2m',
+      retry: planActRetry(5),
+    }),
+    jobs: proxyActivities<PlanActJobActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '1m',
+      retry: planActRetry(5),
+    }),
+    /** Training jobs evaluate their own weights on the inference queue (the embedded engine). */
+    evaluation: proxyActivities<Pick<InferenceActivities, 'evaluatePolicy'>>({
+      taskQueue: TASK_QUEUES.inference,
+      startToCloseTimeout: `${t.generateSec}s`,
+      heartbeatTimeout: `${t.heartbeatSec}s`,
+      retry: planActRetry(10),
+    }),
+    /** The run-id claim, as trainingRun makes it. */
+    records: activityProxies(t).records,
+    // trainingRun's own training options: trainGrpo heartbeats, so a killed trainer is noticed after
+    // heartbeatSec, not after trainSec.
+    training: trainingProxies(t),
+  };
+}
+
+/** The outside agent of agentRollout (on the tools queue or the input's agentQueue), and its samples. */
+export function agentProxies(t: RunConfig['timeouts'], agentQueue: string = TASK_QUEUES.tools) {
+  return {
+    runAgentEpisode: proxyActivities<AgentActivities>({
+      taskQueue: agentQueue,
+      startToCloseTimeout: t.generateSec * 1000,
+      retry: retry(3),
+    }).runAgentEpisode,
+    writeAgentSamples: proxyActivities<AgentActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '5m',
+      retry: retry(10),
+    }).writeAgentSamples,
+  };
+}
+
+/** The grid world's environment step (tools queue) and its samples. */
+export function gridProxies(t: Pick<RunConfig['timeouts'], 'toolSec'>) {
+  return {
+    gridChunk: proxyActivities<GridActivities>({
+      taskQueue: TASK_QUEUES.tools,
+      startToCloseTimeout: `${t.toolSec}s`,
+      retry: { ...retry(3), initialInterval: '200ms', maximumInterval: '2s', nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'GridInputError'] },
+    }).gridChunk,
+    writeHorizonSamples: proxyActivities<HorizonSampleActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '2m',
+      retry: retry(5),
+    }).writeHorizonSamples,
+  };
 }

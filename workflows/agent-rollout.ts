@@ -6,28 +6,19 @@
  * (the problem's episodes form its GRPO group), ready for a training step.
  * An agent that fails or times out ends its episode with reward 0; the rollout goes on.
  */
-import { ActivityFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { AgentActivities, AgentEpisodeResult } from '../activities/agents';
+import { ActivityFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
+import type { AgentEpisodeResult } from '../activities/agents';
+import { agentProxies } from './activity-proxies';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
 import { mean, rolloutProblems, workflowNow } from './plan-act-common';
-import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from './plan-act-types';
-import { TASK_QUEUES } from './shared';
+import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSummary> {
   const cfg = input.config;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
-  const { runAgentEpisode } = proxyActivities<AgentActivities>({
-    taskQueue: input.agentQueue ?? TASK_QUEUES.tools,
-    startToCloseTimeout: cfg.timeouts.generateSec * 1000,
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
-  });
-  const { writeAgentSamples } = proxyActivities<AgentActivities>({
-    taskQueue: TASK_QUEUES.orchestration,
-    startToCloseTimeout: '5m',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 10 },
-  });
+  const { runAgentEpisode, writeAgentSamples } = agentProxies(cfg.timeouts, input.agentQueue);
 
   const problems = rolloutProblems(cfg, input.rolloutId);
   const played = await Promise.all(

@@ -6,15 +6,12 @@
  * The memo shows the plan and chunk counts as the episode goes. The episode logic is
  * src/horizon/episode.ts; this file only binds it to activities.
  */
-import { proxyActivities, upsertMemo } from '@temporalio/workflow';
-import type { GridActivities } from '../activities/grid';
+import { upsertMemo } from '@temporalio/workflow';
 import type { BlobRef } from '../src/domain/types';
 import { runHorizonEpisode } from '../src/horizon/episode';
 import { layoutFromId } from '../src/tasks/grid/layout';
-import { fnv1a32 } from '../src/tasks/rng';
-import { generateProxy } from './plan-act-proxies';
-import { NON_RETRYABLE_ERRORS } from './activity-proxies';
-import { TASK_QUEUES } from './shared';
+import { fnv1a32 } from '../src/domain/rng';
+import { generateProxy, gridProxies } from './activity-proxies';
 import type { HorizonEpisodeDigest, HorizonEpisodeInput } from './horizon-types';
 
 interface PlanRef {
@@ -24,11 +21,7 @@ interface PlanRef {
 
 export async function horizonEpisode(input: HorizonEpisodeInput): Promise<HorizonEpisodeDigest> {
   const generate = generateProxy(input.timeouts, input.policy.inferenceQueue);
-  const { gridChunk } = proxyActivities<GridActivities>({
-    taskQueue: TASK_QUEUES.tools,
-    startToCloseTimeout: `${input.timeouts.toolSec}s`,
-    retry: { initialInterval: '200ms', maximumInterval: '2s', maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'GridInputError'] },
-  });
+  const { gridChunk } = gridProxies(input.timeouts);
   const layout = layoutFromId(input.layoutId);
   let chunksRun = 0;
   const result = await runHorizonEpisode<PlanRef>(layout, { ...input }, {

@@ -6,19 +6,17 @@
  * horizonEpisode child; their executed chunks become samples (one per chunk, trained on its slice
  * of the plan); the per-H success counts go to the summary's metrics only.
  */
-import { executeChild, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { HorizonSampleActivities } from '../activities/horizon-samples';
+import { executeChild, log, workflowInfo } from '@temporalio/workflow';
 import { assignHorizons } from '../src/horizon/assign';
 import { successByHorizon } from '../src/horizon/metrics';
 import { generateLayouts } from '../src/tasks/grid/layout';
-import { fnv1a32 } from '../src/tasks/rng';
+import { fnv1a32 } from '../src/domain/rng';
 import { episodeSeed } from '../src/planact/sampling-seed';
-import { NON_RETRYABLE_ERRORS } from './activity-proxies';
+import { gridProxies } from './activity-proxies';
 import { horizonEpisode } from './horizon-episode';
 import type { HorizonEpisodeDigest, HorizonEpisodeInput, HorizonRolloutInput } from './horizon-types';
 import { emptyToolMetrics, mean, workflowNow } from './plan-act-common';
-import type { EpisodeRow, RolloutSummary } from './plan-act-types';
-import { TASK_QUEUES } from './shared';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function horizonRollout(input: HorizonRolloutInput): Promise<RolloutSummary> {
   const cfg = input.config;
@@ -26,11 +24,7 @@ export async function horizonRollout(input: HorizonRolloutInput): Promise<Rollou
   const horizon = cfg.horizon!;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
-  const { writeHorizonSamples } = proxyActivities<HorizonSampleActivities>({
-    taskQueue: TASK_QUEUES.orchestration,
-    startToCloseTimeout: '2m',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
-  });
+  const { writeHorizonSamples } = gridProxies(input.config.timeouts);
   const layouts = generateLayouts({ seed: fnv1a32(`grid-rollout:${cfg.seed}:${input.rolloutId}`), count: cfg.rl.promptsPerStep, split: 'train', shape: grid });
   const size = layouts.length * cfg.rl.groupSize;
   const horizons = assignHorizons(horizon.actionHorizonsPattern, size);

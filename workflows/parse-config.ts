@@ -5,17 +5,12 @@
  * workflow code"). parseConfigOrFail is the older in-workflow parse, kept for the histories that
  * were recorded with it.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
-import type { ConfigActivities } from '../activities/config';
+import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { configProxies } from './activity-proxies';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
-import { TASK_QUEUES } from './shared';
 
-const { resolveRunConfig } = proxyActivities<ConfigActivities>({
-  taskQueue: TASK_QUEUES.orchestration,
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10, nonRetryableErrorTypes: ['ConfigError'] },
-});
+const { resolveRunConfig } = configProxies;
 
 /**
  * The complete config for this execution, a bad one failing the workflow with a non-retryable

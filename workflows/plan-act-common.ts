@@ -3,8 +3,8 @@ import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { EpisodeLimits } from '../src/planact/episode-types';
 import { generateProblems } from '../src/tasks/arith/problem';
-import { fnv1a32 } from '../src/tasks/rng';
-import type { ToolMetrics } from './plan-act-types';
+import { fnv1a32 } from '../src/domain/rng';
+import type { ToolMetrics } from '../src/contracts/plan-act';
 
 /**
  * Workflow time in ms. Inside a workflow, Date is pinned to the start of the current workflow task

@@ -18,8 +18,8 @@ import { generationSeed } from '../src/planact/sampling-seed';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
 import { emptyToolMetrics, preview, workflowNow } from './plan-act-common';
-import { CALC_MAX_ATTEMPTS, generateProxy, planActProxies } from './plan-act-proxies';
-import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from './plan-act-types';
+import { CALC_MAX_ATTEMPTS, generateProxy, planActProxies } from './activity-proxies';
+import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from '../src/contracts/plan-act';
 
 export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanActEpisodeResult> {
   const { episode, samplesInput } = await playEpisode(input);

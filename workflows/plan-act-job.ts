@@ -27,9 +27,11 @@ import {
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import { withDeadline } from './plan-act-common';
+import { fingerprint } from '../src/domain/rng';
+import { failAsRun } from './failures';
 import { ConfigError } from '../src/config/errors';
 import { configFailure, parseConfigOrFail, resolveConfigOrFail } from './parse-config';
-import { planActProxies } from './plan-act-proxies';
+import { planActProxies } from './activity-proxies';
 import { planActRollout } from './plan-act-rollout';
 import type {
   FallbackReason,
@@ -42,12 +44,12 @@ import type {
   PolicyRef,
   SampleSetRef,
   SessionDelivery,
-} from './plan-act-types';
+} from '../src/contracts/plan-act';
 import { rolloutTerms } from './rollout-session';
 import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from './search-attributes';
 import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal, sessionWorkflowId } from './shared';
 import { singleAgentRollout } from './single-agent-rollout';
-import type { CheckpointInfo, WeightsInfo } from './training-run-types';
+import type { CheckpointInfo, WeightsInfo } from '../src/contracts/training-run';
 
 /** Failure types when fallbackOnTimeout is off, one per reason, so callers can tell them apart. */
 export const FALLBACK_ERROR_TYPES: Record<FallbackReason, string> = {
@@ -91,7 +93,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 
   validateInput(input, rolloutIds);
   const cfg = carry?.config ?? (await loadConfig(input));
-  const { jobs, training, evaluation } = planActProxies(cfg.timeouts);
+  const { jobs, training, evaluation, records } = planActProxies(cfg.timeouts);
   validateRole(input, cfg);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 
@@ -108,6 +110,13 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
   let start = carry?.start;
   if (carry) weights = carry.weights;
   else if (trains) {
+    // Checkpoints and weights are named after the workflow id: an id used before with another
+    // config or other starting weights fails here, naming the id, instead of training the old policy.
+    // Jobs recorded before this check keep the commands they were recorded with.
+    if (patched('plan-act-job-claims-run-id')) {
+      const configHash = fingerprint({ config: cfg, role: input.role, weightsFromRun: input.weightsFromRun ?? null, fromStep: input.fromStep ?? null });
+      await failAsRun(records.claimRunId({ runId: self, configHash }));
+    }
     checkpoint = start = await initialCheckpoint();
     weights = await training.publishWeights({ runId: self, checkpoint, version: 0 });
   } else weights = await resolveWeights();

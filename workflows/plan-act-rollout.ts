@@ -12,8 +12,8 @@ import type { AgentRole } from '../src/domain/types';
 import { episodeSeed } from '../src/planact/sampling-seed';
 import { addToolMetrics, emptyToolMetrics, episodeLimits, mean, rolloutProblems, workflowNow } from './plan-act-common';
 import { planActEpisode, planActEpisodes } from './plan-act-episode';
-import { planActProxies } from './plan-act-proxies';
-import type { EpisodeRow, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActGroupResult, PlanActRolloutInput, RolloutSummary, SampleSetRef, SampleSets } from './plan-act-types';
+import { planActProxies } from './activity-proxies';
+import type { EpisodeRow, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActGroupResult, PlanActRolloutInput, RolloutSummary, SampleSetRef, SampleSets } from '../src/contracts/plan-act';
 
 export async function planActRollout(input: PlanActRolloutInput): Promise<RolloutSummary> {
   return runPlanActRollout(input);

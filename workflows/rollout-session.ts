@@ -41,7 +41,7 @@ import type {
   SessionDelivery,
   SessionOutcome,
   SessionPhase,
-} from './plan-act-types';
+} from '../src/contracts/plan-act';
 import { EXPERIMENT, ROLLOUT_ID } from './search-attributes';
 import { arriveUpdate, sessionDeliverySignal, sessionPhaseSignal, sessionStateQuery } from './shared';
 

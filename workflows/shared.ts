@@ -3,9 +3,9 @@
  * Imported by workflows, workers and clients alike, so it holds definitions only.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { RunProgress } from './training-run-types';
-import type { TreeRolloutState } from './tree-types';
-import type { Arrival, ArrivalAck, PlanActJobState, RolloutSessionState, SessionDelivery, SessionPhase } from './plan-act-types';
+import type { RunProgress } from '../src/contracts/training-run';
+import type { TreeRolloutState } from '../src/contracts/tree';
+import type { Arrival, ArrivalAck, PlanActJobState, RolloutSessionState, SessionDelivery, SessionPhase } from '../src/contracts/plan-act';
 
 /** Task queues by resource, so each kind of worker can be scaled on its own hardware. */
 export const TASK_QUEUES = {

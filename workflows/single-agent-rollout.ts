@@ -16,8 +16,8 @@ import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
 import { emptyToolMetrics, episodeLimits, mean, preview, rolloutProblems, workflowNow } from './plan-act-common';
 import { meteredCalc } from './plan-act-episode';
-import { generateProxy, planActProxies } from './plan-act-proxies';
-import type { EpisodeRow, RolloutSummary, SingleAgentRolloutInput } from './plan-act-types';
+import { generateProxy, planActProxies } from './activity-proxies';
+import type { EpisodeRow, RolloutSummary, SingleAgentRolloutInput } from '../src/contracts/plan-act';
 
 const ANSWER_LINE = /(?:^|\n)\s*ANSWER:\s*(-?\d{1,15})\s*$/;
 

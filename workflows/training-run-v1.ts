@@ -21,11 +21,11 @@ import type { RunConfigInput } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
 import { parseConfigOrFail } from './parse-config';
 import { planActRollout } from './plan-act-rollout';
-import type { PolicyRef, SampleSetRef } from './plan-act-types';
+import type { PolicyRef, SampleSetRef } from '../src/contracts/plan-act';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type { EvalPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from './training-run-types';
-import type { RlPointV1 } from './training-run-types';
+import type { EvalPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from '../src/contracts/training-run';
+import type { RlPointV1 } from '../src/contracts/training-run';
 
 export async function trainingRunV1(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
   const cfg = await parseConfigOrFail(input, 'workflow input');

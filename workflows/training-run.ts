@@ -12,8 +12,6 @@
  * (`bash scripts/main.sh --resume <workflow id>`); long runs continue-as-new with their state.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   continueAsNew,
   executeChild,
   log,
@@ -26,9 +24,10 @@ import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { RemoteEngineRef } from '../src/domain/types';
 import { ConfigError } from '../src/config/errors';
 import type { MetricsLine } from '../src/report/run-metrics';
-import { fnv1a32 } from '../src/tasks/rng';
+import { fingerprint } from '../src/domain/rng';
 import { activityProxies } from './activity-proxies';
 import { configFailure, resolveConfigOrFail } from './parse-config';
+import { failAsRun } from './failures';
 import { episodeLimits, mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { planActRollout } from './plan-act-rollout';
@@ -36,7 +35,7 @@ import { treeRollout } from './tree-rollout';
 import { horizonRollout } from './horizon-rollout';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
-import type { PolicyRef, RolloutSummary, SampleSetRef } from './plan-act-types';
+import type { PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
 import { sumCounts } from '../src/timeline/counts';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
@@ -52,7 +51,7 @@ import type {
   TrainingRunResult,
   TrainingRunResume,
   WeightsInfo,
-} from './training-run-types';
+} from '../src/contracts/training-run';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
 const KEEP_POINTS = 50;
@@ -91,6 +90,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   }
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
+  // A resume must run the config the state was made with.
   const configHash = fingerprint(cfg);
   // Blobs are named after the workflow id; a run claims the id for its config first (a re-run of the
   // same config shares them on purpose: finished chunks and steps are reused, not redone).
@@ -480,25 +480,6 @@ function remotePolicy(cfg: RunConfig): { ref: RemoteEngineRef; dir: string } | u
   return { ref: { baseUrl: o.baseUrl, model: o.model, synced: true }, dir: o.weightSync.dir };
 }
 
-/**
- * A typed, non-retryable activity failure (a bad resume or init.fromRun) becomes the run's own
- * failure with the same type and message, so `temporal workflow show` says what was wrong first.
- */
-/** The step's timeline counts, summed over its sample sets (absent when they were not merged). */
-function timelineCounts(sets: SampleSetRef[]): Pick<RlPoint, 'timelines'> {
-  const timelines = sumCounts(sets.flatMap((s) => (s.timelines ? [s.timelines] : [])));
-  return timelines ? { timelines } : {};
-}
-
-async function failAsRun<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? 'ConfigError');
-    throw err;
-  }
-}
 
 /** Greedy success rate per plan horizon for a metrics line, e.g. { byHorizon: { "5": 0.6 } }; nothing for arithmetic. */
 function horizonRates(rows: HorizonSuccess[] | undefined): { byHorizon?: Record<string, number> } {
@@ -509,7 +490,8 @@ function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
-/** A short fingerprint of the complete config: a resume must run the config the state was made with. */
-function fingerprint(cfg: RunConfig): string {
-  return fnv1a32(JSON.stringify(cfg)).toString(16).padStart(8, '0');
+/** The step's timeline counts, summed over its sample sets (absent when they were not merged). */
+function timelineCounts(sets: SampleSetRef[]): Pick<RlPoint, 'timelines'> {
+  const timelines = sumCounts(sets.flatMap((s) => (s.timelines ? [s.timelines] : [])));
+  return timelines ? { timelines } : {};
 }

@@ -17,14 +17,14 @@
  */
 import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { GenerateResult } from '../activities/inference';
-import type { GenerationRef } from '../activities/samples';
+import type { GenerationRef } from '../src/contracts/samples';
 import { ActorAnswerError, extractToolCall, parseActorAnswer } from '../src/planact/actor-parser';
 import { errorMessage } from '../src/planact/error-message';
 import { closeTurn, formatToolError, formatToolResult, TOOL_CALL_CLOSE } from '../src/planact/protocol';
 import { arithActorPrompt } from '../src/tasks/arith/formats';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
-import { fnv1a32, mulberry32 } from '../src/tasks/rng';
+import { fnv1a32, mulberry32 } from '../src/domain/rng';
 import {
   addBranch,
   buildForest,
@@ -44,10 +44,10 @@ import {
 import { withNodes } from '../src/tree/build';
 import { emptyToolMetrics, mean, rolloutProblems, workflowNow } from './plan-act-common';
 import { meteredCalc } from './plan-act-episode';
-import { generateProxy, planActProxies } from './plan-act-proxies';
-import type { EpisodeRow, RolloutSummary } from './plan-act-types';
+import { generateProxy, planActProxies } from './activity-proxies';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 import { treeStateQuery } from './shared';
-import type { TreePhase, TreeRolloutInput, TreeRolloutState } from './tree-types';
+import type { TreePhase, TreeRolloutInput, TreeRolloutState } from '../src/contracts/tree';
 
 /** What the workflow keeps per node beside the skeleton: the context after it, and its generation. */
 interface NodeText {

@@ -12,7 +12,7 @@
  * Messages of one content share their token-id arrays between requests (as a capture that
  * deduplicates would); merging never mutates its input, so that only saves memory.
  */
-import { deriveSeed, mulberry32, randInt, type Rng } from '../../src/tasks/rng';
+import { deriveSeed, mulberry32, randInt, type Rng } from '../../src/domain/rng';
 import type { Timeline, TimelineMessage } from '../../src/timeline';
 
 export interface SyntheticOptions {

@@ -1,4 +1,4 @@
-import type { TrainingRunResult } from '../../workflows/training-run-types';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
 
 /** The run's result as a person reads it at the end of the main job. */
 export function formatResult(r: TrainingRunResult): string {

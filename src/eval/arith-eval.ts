@@ -11,7 +11,7 @@ import type { RunConfig } from '../config/schema';
 import type { Completion, SamplingParams } from '../domain/types';
 import { runAct, runPlanActEpisode, resolveLimits, stripEos, type EpisodeDeps, type EpisodeResult, type GenerateOutput } from '../planact';
 import { arithActorPrompt, arithTask, calc, generateProblems, oraclePlan, oracleSftExamples, type ArithProblem } from '../tasks/arith';
-import type { EvalReport } from '../../activities/evaluation-types';
+import type { EvalReport } from './report';
 import { renderEpisode } from './render-episode';
 
 /** The part of an engine evaluation needs: one prompt in, one completion out (batched behind). */

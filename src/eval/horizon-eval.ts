@@ -6,7 +6,7 @@
  */
 import type { RunConfig } from '../config/schema';
 import { runHorizonEpisode, successByHorizon, type HorizonEpisodeResult, type HorizonSuccess } from '../horizon';
-import { fnv1a32 } from '../tasks/rng';
+import { fnv1a32 } from '../domain/rng';
 import { executeChunk, generateLayouts, type GridLayout } from '../tasks/grid';
 import type { CompletionSource } from './arith-eval';
 import { accuracyOf, type Accuracy } from './episode-accuracy';

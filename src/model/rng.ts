@@ -4,7 +4,7 @@
  */
 
 // One generator for the whole project: tasks (workflow code) and the model draw from the same one.
-export { mulberry32 } from '../tasks/rng';
+export { mulberry32 } from '../domain/rng';
 
 /** Derives an independent stream seed, so e.g. batch row i does not depend on its neighbours. */
 export function mixSeed(seed: number, stream: number): number {

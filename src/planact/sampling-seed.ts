@@ -4,7 +4,7 @@
  * an episode with the same weights samples the same tokens, however requests are batched.
  * Pure and deterministic, so workflows can use it.
  */
-import { fnv1a32 } from '../tasks/rng';
+import { fnv1a32 } from '../domain/rng';
 import type { PlanActRole } from './episode-types';
 
 /** Seed of episode `index` of rollout `rolloutId` in a run seeded `runSeed`. */

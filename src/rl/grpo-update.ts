@@ -10,7 +10,7 @@ import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
 import { mixSeed, mulberry32 } from '../model/rng';
-import { sequenceLogprobs, trainStepAsync, type PgLossOptions, type TrainBatch } from '../model/train';
+import { sequenceLogprobs, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
 import { buildPgBatch } from './grpo';
 
 export type RlConfig = RunConfig['rl'];

@@ -8,7 +8,7 @@
  */
 import type { KlKind } from '../config/schema';
 import type { Sample } from '../domain/types';
-import type { TrainBatch } from '../model/train';
+import type { TrainBatch } from './trainer';
 import { episodeAdvantages, groupKey, type AdvantageOptions, type EpisodeScore } from './advantages';
 import { klPenalty } from './kl';
 

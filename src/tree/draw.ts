@@ -2,7 +2,7 @@
  * Seeded draws over candidate lists. Each consumes the rng a fixed number of times for a given
  * input, so a workflow replaying the same history with the same seed draws the same nodes.
  */
-import type { Rng } from '../tasks/rng';
+import type { Rng } from '../domain/rng';
 
 /** Index in [0, size): floor(rng() * size), kept below size should an rng ever return 1. */
 export function drawIndex(rng: Rng, size: number): number {

@@ -5,7 +5,7 @@
  * get the extra copy is random, not always the first in the tree. Repeats are marked, so the
  * caller can report them (a GRPO group with copies is less informative than it looks).
  */
-import type { Rng } from '../tasks/rng';
+import type { Rng } from '../domain/rng';
 import { drawWithoutReplacement } from './draw';
 import { TreeError } from './errors';
 import { leaves, rootNode } from './queries';

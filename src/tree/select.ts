@@ -16,7 +16,7 @@
  * A node chosen k times is to be branched k times. Both modes are deterministic for a given rng
  * state: a fixed number of rng calls (n) over a candidate list in a fixed order.
  */
-import type { Rng } from '../tasks/rng';
+import type { Rng } from '../domain/rng';
 import { drawIndex, drawWeighted, drawWithoutReplacement } from './draw';
 import { branchEntropy } from './entropy';
 import { TreeError } from './errors';

@@ -4,7 +4,7 @@ import { OrtEngine } from '../../src/engine/ort-engine';
 import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
 import { exportOnnx } from '../../src/model/onnx-export';
-import { sequenceLogprobs } from '../../src/model/train';
+import { sequenceLogprobs } from '../../src/rl/trainer';
 import { withLogitBias } from '../../src/model/logit-bias';
 import { sharpWeights } from '../model/helpers';
 import { CharTokenizer } from './char-tokenizer';

@@ -71,3 +71,78 @@ export function sourceFiles(folders: string[]): string[] {
   folders.forEach(walk);
   return out.sort();
 }
+
+/**
+ * The layers, lowest first: src/ (pure domain, one folder per capability), then activities/ and
+ * workflows/ side by side, then workers/, then the entry points. A file may import its own layer
+ * or a lower one, never a higher one.
+ */
+export function layerOf(file: string): number {
+  if (file.startsWith('src/')) return 0;
+  if (file.startsWith('activities/') || file.startsWith('workflows/')) return 1;
+  if (file.startsWith('workers/')) return 2;
+  return 3;
+}
+
+/** Activity and workflow definitions both need: queue names, signal/query/update definitions, search attributes. */
+export const SHARED_DEFINITIONS = ['workflows/shared.ts', 'workflows/search-attributes.ts'];
+
+/** Imports that break the layering, as "from -> to (why)". */
+export function layerViolations(edges: readonly ImportEdge[]): string[] {
+  const out: string[] = [];
+  for (const e of edges) {
+    if (layerOf(e.to) > layerOf(e.from)) out.push(`${e.from} -> ${e.to} (upward)`);
+    else if (e.from.startsWith('activities/') && e.to.startsWith('workflows/') && !SHARED_DEFINITIONS.includes(e.to)) out.push(`${e.from} -> ${e.to} (activities import workflows' shared definitions only)`);
+    else if (e.from.startsWith('workflows/') && e.to.startsWith('activities/') && !e.typeOnly) out.push(`${e.from} -> ${e.to} (workflows import activities as types only)`);
+  }
+  return out;
+}
+
+/** The capability of a file: its folder under src/ (src/model), or its top folder elsewhere. */
+export function capabilityOf(file: string): string {
+  const parts = file.split('/');
+  return parts[0] === 'src' && parts.length > 2 ? `src/${parts[1]}` : (parts[0] as string);
+}
+
+/** Strongly connected groups of more than one node (each one a cycle), for any node naming. */
+export function cycles(edges: readonly ImportEdge[], node: (file: string) => string = (f) => f): string[][] {
+  const adj = new Map<string, Set<string>>();
+  for (const e of edges) {
+    const [a, b] = [node(e.from), node(e.to)];
+    if (a === b) continue;
+    if (!adj.has(a)) adj.set(a, new Set());
+    if (!adj.has(b)) adj.set(b, new Set());
+    adj.get(a)!.add(b);
+  }
+  // Tarjan's algorithm.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of adj.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const group: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        group.push(w);
+      } while (w !== v);
+      if (group.length > 1) found.push(group.sort());
+    }
+  };
+  for (const v of [...adj.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}

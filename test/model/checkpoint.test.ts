@@ -4,7 +4,7 @@ import { initTfBackend } from '../../src/model/backend';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
-import { trainStep } from '../../src/model/train';
+import { trainStep } from '../../src/rl/trainer';
 
 const cfg: GptConfig = { vocabSize: 20, maxSeq: 12, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };
 const batch = (k: number): { tokens: number[][]; lossMask: number[][] } => ({

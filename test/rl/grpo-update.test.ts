@@ -10,7 +10,7 @@ import type { Checkpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
 import { mulberry32 } from '../../src/model/rng';
-import { sequenceLogprobs } from '../../src/model/train';
+import { sequenceLogprobs } from '../../src/rl/trainer';
 import { miniBatchRows, runGrpoUpdate, type GrpoProgress, type GrpoUpdateOptions } from '../../src/rl/grpo-update';
 
 const config = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };

@@ -10,7 +10,7 @@ import { Adam } from '../../src/model/adam';
 import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
 import { mulberry32 } from '../../src/model/rng';
-import { type PgLossOptions, type TrainBatch, batchLossNorm, computeGradients, sequenceLogprobs, trainStep } from '../../src/model/train';
+import { type PgLossOptions, type TrainBatch, batchLossNorm, computeGradients, sequenceLogprobs, trainStep } from '../../src/rl/trainer';
 
 const cfg: GptConfig = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };
 const MODES: LossAggMode[] = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'];

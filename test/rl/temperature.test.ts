@@ -11,7 +11,7 @@ import { SamplerScratch, logprobTemperature, tokenLogprob } from '../../src/engi
 import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
 import { exportOnnx } from '../../src/model/onnx-export';
-import { sequenceLogprobs } from '../../src/model/train';
+import { sequenceLogprobs } from '../../src/rl/trainer';
 import { sharpWeights, tfLogits } from '../model/helpers';
 import { CharTokenizer } from '../engine/char-tokenizer';
 

@@ -1,7 +1,7 @@
 import { evaluateExpression } from '../../src/tasks/arith/calc';
 import { ArithDifficultyError, DEFAULT_ARITH_DIFFICULTY, validateDifficulty, type ArithDifficulty } from '../../src/tasks/arith/difficulty';
 import { generateProblems, HELD_OUT_PERCENT, makeProblem, problemFromExpression, splitOf } from '../../src/tasks/arith/problem';
-import { fnv1a32, mulberry32, randInt } from '../../src/tasks/rng';
+import { fnv1a32, mulberry32, randInt } from '../../src/domain/rng';
 
 const MIXED: ArithDifficulty = { minTerms: 2, maxTerms: 6, minDigits: 1, maxDigits: 3, operators: ['+', '-', '*'] };
 

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../../src/tasks/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { mergeTimelines, mergeTimelinesPairwise, type MergeOptions, type MergeResult, type SnapReason } from '../../src/timeline';
 import { syntheticTimelines } from '../../bench/lib/synthetic-timelines';
 import { randomTimelines } from './random-timelines';

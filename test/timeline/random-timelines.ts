@@ -4,7 +4,7 @@
  * with the same ids but other text, empty messages, tools-list changes and several agents. A small
  * alphabet of contents makes coincidental equality common.
  */
-import { pick, randInt, type Rng } from '../../src/tasks/rng';
+import { pick, randInt, type Rng } from '../../src/domain/rng';
 import type { Timeline, TimelineMessage } from '../../src/timeline';
 
 const AGENTS = ['planner', 'actor', 'critic'];

@@ -1,5 +1,5 @@
 /** Small builders for tree tests: outcomes with defaults, a typed-error matcher, scripted rngs. */
-import type { Rng } from '../../src/tasks/rng';
+import type { Rng } from '../../src/domain/rng';
 import { addBranch, completeSegment, keepsOpen, TreeError, TreeInvariantError, type Forest, type InvariantRule, type SegmentEnd, type SegmentOutcome, type TreeErrorCode } from '../../src/tree';
 
 export function outcome(end: SegmentEnd, over: Partial<SegmentOutcome> = {}): SegmentOutcome {

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../../src/tasks/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { buildForest, leaves, sampleOutputs, type Forest } from '../../src/tree';
 import { clone, expectTreeError, scripted, step } from './helpers';
 

@@ -4,7 +4,7 @@
  * random sizes, tool-call limits, modes and beams, and a callback after every operation so a test
  * can check invariants at each step rather than only at the end.
  */
-import { pick, randInt, type Rng } from '../../src/tasks/rng';
+import { pick, randInt, type Rng } from '../../src/domain/rng';
 import {
   addBranch,
   buildForest,

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../../src/tasks/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import {
   checkInvariants,
   forestSummary,

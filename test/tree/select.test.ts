@@ -1,4 +1,4 @@
-import { mulberry32 } from '../../src/tasks/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { branchEntropy, buildForest, expandable, selectExpansionNodes, type Forest } from '../../src/tree';
 import { clone, expectTreeError, scripted, step } from './helpers';
 

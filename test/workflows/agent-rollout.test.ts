@@ -15,7 +15,7 @@ import type { Completion, SamplingParams } from '../../src/domain/types';
 import { blobStoreRecorder } from '../../src/gateway/recorder';
 import { createGateway } from '../../src/gateway/server';
 import { loadTokenizer } from '../../src/model/tokenizer';
-import type { AgentRolloutInput, RolloutSummary } from '../../workflows/plan-act-types';
+import type { AgentRolloutInput, RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES } from '../../workflows/shared';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 

@@ -11,9 +11,9 @@ import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { parseMetricsJsonl } from '../../src/report';
 import type { HorizonEpisodeDigest, HorizonRolloutInput } from '../../workflows/horizon-types';
-import type { RolloutSummary } from '../../workflows/plan-act-types';
+import type { RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES } from '../../workflows/shared';
-import type { TrainingRunResult, WeightsInfo } from '../../workflows/training-run-types';
+import type { TrainingRunResult, WeightsInfo } from '../../src/contracts/training-run';
 import fs from 'node:fs';
 import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 

@@ -13,10 +13,10 @@ import type { RunConfigInput } from '../../src/config/schema';
 import type { Sample } from '../../src/domain/types';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { resolveLimits } from '../../src/planact/episode';
-import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActJobResult, SampleSetRef } from '../../workflows/plan-act-types';
+import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActJobResult, SampleSetRef } from '../../src/contracts/plan-act';
 import { FELL_BACK, ROLE } from '../../workflows/search-attributes';
 import { jobStateQuery, TASK_QUEUES } from '../../workflows/shared';
-import type { WeightsInfo } from '../../workflows/training-run-types';
+import type { WeightsInfo } from '../../src/contracts/training-run';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 

@@ -13,10 +13,10 @@ import { names } from '../../activities/names';
 import { readSamples } from '../../activities/samples';
 import type { RunConfigInput } from '../../src/config/schema';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
-import type { JobRole, PlanActJobInput, PlanActJobResult, RolloutSessionResult, RolloutSessionState } from '../../workflows/plan-act-types';
+import type { JobRole, PlanActJobInput, PlanActJobResult, RolloutSessionResult, RolloutSessionState } from '../../src/contracts/plan-act';
 import { FELL_BACK, ROLE, ROLLOUT_ID } from '../../workflows/search-attributes';
 import { jobStateQuery, sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../../workflows/shared';
-import type { WeightsInfo } from '../../workflows/training-run-types';
+import type { WeightsInfo } from '../../src/contracts/training-run';
 import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
@@ -270,6 +270,24 @@ describe('rolloutSession (dual mode)', () => {
     for (const results of runs) for (const r of results) expect(r.rollouts[0]).toMatchObject({ outcome: 'joint', episodes: 2 });
     // A new session run served the second pair.
     expect(sessionRuns[1]).not.toBe(sessionRuns[0]);
+  });
+
+  it('a training job under a workflow id used before with another config fails at once, naming the id', async () => {
+    const experiment = uniqueId('claimed');
+    const cfg = { ...tinyPlanActConfig(experiment, 'shared'), rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 16 } };
+    const workflowId = uniqueId('claimed-job');
+    const run = (config: RunConfigInput) =>
+      env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [{ role: 'shared', config, rolloutIds: [1], inferenceQueue: mixedQueue }] });
+    const first = (await (await run(cfg)).result()) as PlanActJobResult;
+    expect(first.weights.version).toBe(1);
+    // The same id again with another seed: its checkpoints would be the first job's; refused before any training.
+    const again = await run({ ...cfg, seed: 12 });
+    const failure = await failureOf(again);
+    expect(failure).toMatchObject({ type: 'ConfigError', message: expect.stringContaining(`workflow id '${workflowId}' was used by a run with another config or other starting weights`) });
+    const history = await again.fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+    expect(scheduled).not.toContain('initPolicy');
+    expect(scheduled).not.toContain('trainGrpo');
   });
 
   it('each job trains its own weights on its own samples; the session serves each job\'s latest', async () => {

@@ -11,7 +11,7 @@ import { names } from '../../activities/names';
 import { parseMetricsJsonl } from '../../src/report';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
-import type { RunState, TrainingRunResult } from '../../workflows/training-run-types';
+import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 

@@ -7,8 +7,8 @@ import { parseMetricsJsonl } from '../../src/report';
 import { groupsWithSpread } from '../../src/rl/dynamic-sampling';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery } from '../../workflows/shared';
-import type { RolloutSummary } from '../../workflows/plan-act-types';
-import type { TrainingRunResult } from '../../workflows/training-run-types';
+import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;

@@ -6,7 +6,7 @@ import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { names } from '../../activities/names';
 import { EXPERIMENT } from '../../workflows/search-attributes';
 import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
-import type { TrainingRunResult } from '../../workflows/training-run-types';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 

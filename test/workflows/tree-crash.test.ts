@@ -8,9 +8,9 @@
 import { createTrainingActivities } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import type { TreeNode } from '../../src/tree';
-import type { RolloutSummary } from '../../workflows/plan-act-types';
+import type { RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES, treeStateQuery } from '../../workflows/shared';
-import type { TreeRolloutInput } from '../../workflows/tree-types';
+import type { TreeRolloutInput } from '../../src/contracts/tree';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';
 

@@ -10,10 +10,10 @@ import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { formatToolCall, TOOL_RESULT_CLOSE, TOOL_RESULT_OPEN } from '../../src/planact/protocol';
 import { checkInvariants, treeAdvantages, type Forest, type TreeNode } from '../../src/tree';
-import type { RolloutSummary } from '../../workflows/plan-act-types';
+import type { RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES, treeStateQuery } from '../../workflows/shared';
-import type { TreeRolloutInput } from '../../workflows/tree-types';
-import type { WeightsInfo } from '../../workflows/training-run-types';
+import type { TreeRolloutInput } from '../../src/contracts/tree';
+import type { WeightsInfo } from '../../src/contracts/training-run';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const ORACLE_WEIGHTS: WeightsInfo = { version: 2, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };

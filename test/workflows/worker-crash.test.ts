@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { names } from '../../activities/names';
-import type { TrainingRunResult } from '../../workflows/training-run-types';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';
 

@@ -6,7 +6,7 @@
  */
 import { CALC_LIMITS } from './calc';
 import { DEFAULT_ARITH_DIFFICULTY, validateDifficulty, ArithDifficultyError, type ArithDifficulty, type ArithOperator } from './difficulty';
-import { fnv1a32, mulberry32, pick, randInt, type Rng } from '../rng';
+import { fnv1a32, mulberry32, pick, randInt, type Rng } from '../../domain/rng';
 
 export type ArithSplit = 'train' | 'heldout';
 

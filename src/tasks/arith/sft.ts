@@ -8,7 +8,7 @@ import { closeTurn, formatActs, formatAnswer, formatResults, formatToolCall, for
 import { arithActorPrompt, arithPlannerPrompt } from './formats';
 import { oraclePlan, ORACLE_DEFAULT_MAX_ACTS } from './oracle';
 import type { ArithProblem } from './problem';
-import { fnv1a32 } from '../rng';
+import { fnv1a32 } from '../../domain/rng';
 
 export interface SftSegment {
   text: string;

@@ -3,28 +3,14 @@
  * Seeded generation and a train / held-out split that is a pure function of the layout (as the
  * arithmetic task's), so no seed or count can ever put a held-out layout into training.
  */
-import { fnv1a32, mulberry32, randInt } from '../rng';
+import { fnv1a32, mulberry32, randInt } from '../../domain/rng';
 import { shortestPath } from './oracle';
+import type { Cell, GridLayout } from './types';
 
-export interface Cell {
-  row: number;
-  col: number;
-}
+export type { Cell, GridLayout } from './types';
 
 export type GridSplit = 'train' | 'heldout';
 
-export interface GridLayout {
-  /** The layout in one line (rows joined by '/', start 'A', goal 'G'): its identity and its name in the Web UI. */
-  id: string;
-  rows: number;
-  cols: number;
-  /** Row strings of '.' (free) and '#' (wall); start and goal are free cells. */
-  cells: string[];
-  start: Cell;
-  goal: Cell;
-  /** Moves on a shortest path from start to goal. */
-  distance: number;
-}
 
 export interface GridShape {
   rows: number;

@@ -1,5 +1,5 @@
 /** Shortest paths by breadth-first search: the oracle behind SFT demonstrations. */
-import type { Cell, GridLayout } from './layout';
+import type { Cell, GridLayout } from './types';
 import { MOVE_DELTA, type Move } from './moves';
 
 type Shape = Pick<GridLayout, 'rows' | 'cols' | 'cells'>;

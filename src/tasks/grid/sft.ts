@@ -6,7 +6,7 @@
  * cell, so the policy has seen plans from off the shortest path (where RL's exploration leads).
  */
 import { closeTurn } from '../../planact/protocol';
-import { fnv1a32, mulberry32, randInt } from '../rng';
+import { fnv1a32, mulberry32, randInt } from '../../domain/rng';
 import { executeChunk } from './env';
 import { gridObservation } from './formats';
 import type { Cell, GridLayout } from './layout';

@@ -1,7 +1,7 @@
 /** Plain data the treeRollout workflow takes and shows (its input, phase and tree skeleton). */
-import type { RunConfig } from '../src/config/schema';
-import type { TreeNode } from '../src/tree';
-import type { PolicyRef } from './plan-act-types';
+import type { RunConfig } from '../config/schema';
+import type { TreeNode } from '../tree';
+import type { PolicyRef } from './weights';
 
 export interface TreeRolloutInput {
   /** Owner of the samples (the training run). */

@@ -1,11 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
 import type { KlKind, LossAggMode } from '../config/schema';
-import { aggLoss, lossNormOf, type LossNorm } from '../rl/agg-loss';
-import { klPenaltyTensor } from '../rl/kl';
-import { policyLoss } from '../rl/policy-loss';
-import type { Adam } from './adam';
-import type { Gpt } from './gpt';
-import { disposePacked, pack, shifted, targetLogprobs, targetLogprobsAndEntropy } from './logprobs';
+import { aggLoss, lossNormOf, type LossNorm } from './agg-loss';
+import { klPenaltyTensor } from './kl';
+import { policyLoss } from './policy-loss';
+import type { Adam } from '../model/adam';
+import type { Gpt } from '../model/gpt';
+import { disposePacked, pack, shifted, targetLogprobs, targetLogprobsAndEntropy } from '../model/logprobs';
 
 /**
  * One optimisation batch. Every per-token array is aligned with `tokens`: entry t concerns
@@ -347,4 +347,4 @@ function accumulate(acc: tf.NamedTensorMap, next: tf.NamedTensorMap): tf.NamedTe
 }
 
 // Kept here too: callers think of recomputing logprobs as part of training.
-export { sequenceLogprobs } from './logprobs';
+export { sequenceLogprobs } from '../model/logprobs';

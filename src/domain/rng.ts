@@ -1,5 +1,5 @@
 /**
- * Seeded randomness for task generation. Workflow code may import tasks, so nothing here may touch
+ * Seeded randomness (tasks, trees, sampling seeds). Workflow code imports it, so nothing here may touch
  * Math.random or the clock: the same seed must give the same problems on every replay and machine.
  */
 
@@ -44,4 +44,9 @@ export function fnv1a32(text: string): number {
 /** Derives an independent stream seed, so sub-generators do not share (and correlate) a sequence. */
 export function deriveSeed(seed: number, label: string): number {
   return fnv1a32(`${seed >>> 0}:${label}`);
+}
+
+/** A short fingerprint of a JSON value (a run's complete config and starting weights): 8 hex digits. */
+export function fingerprint(value: unknown): string {
+  return fnv1a32(JSON.stringify(value)).toString(16).padStart(8, '0');
 }

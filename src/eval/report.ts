@@ -1,4 +1,4 @@
-import type { HorizonSuccess } from '../src/horizon/metrics';
+import type { HorizonSuccess } from '../horizon/metrics';
 /** Result of evaluating the policy on held-out problems (kept small: it is in the history). */
 export interface EvalReport {
   problems: number;

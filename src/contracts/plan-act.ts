@@ -3,24 +3,18 @@
  * Everything is small and readable: this is what the Web UI shows as inputs and results, so token
  * arrays stay in the blob store and only references, counts and short text travel here.
  */
-import type { HorizonSuccess } from '../src/horizon/metrics';
-import type { TimelineCounts } from '../src/timeline/counts';
-import type { TreeRolloutCounts } from './tree-types';
-import type { RunConfig, RunConfigInput } from '../src/config/schema';
-import type { AgentRole, BlobRef, RemoteEngineRef } from '../src/domain/types';
-import type { EpisodeFailure, EpisodeLimits } from '../src/planact/episode-types';
-import type { CheckpointInfo, WeightsInfo } from './training-run-types';
+import type { HorizonSuccess } from '../horizon/metrics';
+import type { TimelineCounts } from '../timeline/counts';
+import type { TreeRolloutCounts } from './tree';
+import type { RunConfig, RunConfigInput } from '../config/schema';
+import type { AgentRole, BlobRef } from '../domain/types';
+import type { EpisodeFailure, EpisodeLimits } from '../planact/episode-types';
+import type { CheckpointInfo, PolicyRef, WeightsInfo } from './weights';
+
+export type { PolicyRef } from './weights';
 
 export type PlanActRoleName = 'planner' | 'actor';
 
-/** A policy as a rollout sees it: its weights, and which inference workers serve them. */
-export interface PolicyRef {
-  weights: WeightsInfo;
-  /** Task queue of the inference workers for these weights; default: the project's inference queue. */
-  inferenceQueue?: string;
-  /** inference.engine openai: generate on this OpenAI-compatible server (weights then only label samples). */
-  remote?: RemoteEngineRef;
-}
 
 /** Samples of one role written to the blob store (claim check); the history keeps this much. */
 export interface SampleSetRef {

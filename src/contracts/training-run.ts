@@ -1,29 +1,16 @@
 /** Plain data that trainingRun shows through its progress query and returns as its result. */
-import type { HorizonSuccess } from '../src/horizon/metrics';
-import type { TimelineCounts } from './plan-act-types';
-import type { TreeRolloutCounts } from './tree-types';
-import type { BlobRef } from '../src/domain/types';
-import type { EvalReport } from '../activities/evaluation-types';
-import type { Accuracy } from '../src/eval/episode-accuracy';
+import type { HorizonSuccess } from '../horizon/metrics';
+import type { TimelineCounts } from '../timeline/counts';
+import type { CheckpointInfo, LossPoint, WeightsInfo } from './weights';
 
-export interface CheckpointInfo {
-  /** Blob-store name, e.g. runs/<runId>/ckpt/step-000100. */
-  name: string;
-  ref: BlobRef;
-  step: number;
-}
+export type { CheckpointInfo, LossPoint, WeightsInfo } from './weights';
+import type { TreeRolloutCounts } from './tree';
+import type { BlobRef } from '../domain/types';
+import type { EvalReport } from '../eval/report';
+import type { Accuracy } from '../eval/episode-accuracy';
 
-export interface WeightsInfo {
-  version: number;
-  /** Training step of the checkpoint these weights were exported from. */
-  step: number;
-  onnx: BlobRef;
-}
 
-export interface LossPoint {
-  step: number;
-  loss: number;
-}
+
 
 /** One GRPO step: its rollout and its update (also one line of the run's metrics file). */
 export interface RlPoint {

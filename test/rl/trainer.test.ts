@@ -3,8 +3,8 @@ import type { GptConfig } from '../../src/model/arch';
 import { Adam } from '../../src/model/adam';
 import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
-import { type TrainBatch, computeGradients, sequenceLogprobs, trainStep } from '../../src/model/train';
-import { sharpWeights } from './helpers';
+import { type TrainBatch, computeGradients, sequenceLogprobs, trainStep } from '../../src/rl/trainer';
+import { sharpWeights } from '../model/helpers';
 import { mulberry32 } from '../../src/model/rng';
 
 const cfg: GptConfig = { vocabSize: 24, maxSeq: 16, dModel: 32, nLayers: 2, nHeads: 2, dFf: 64 };

@@ -1,0 +1,30 @@
+/** Weights, checkpoints and policies as they travel between workflows and activities: references, never bytes. */
+import type { BlobRef, RemoteEngineRef } from '../domain/types';
+
+export interface CheckpointInfo {
+  /** Blob-store name, e.g. runs/<runId>/ckpt/step-000100. */
+  name: string;
+  ref: BlobRef;
+  step: number;
+}
+
+export interface WeightsInfo {
+  version: number;
+  /** Training step of the checkpoint these weights were exported from. */
+  step: number;
+  onnx: BlobRef;
+}
+
+export interface LossPoint {
+  step: number;
+  loss: number;
+}
+
+/** A policy as a rollout sees it: its weights, and which inference workers serve them. */
+export interface PolicyRef {
+  weights: WeightsInfo;
+  /** Task queue of the inference workers for these weights; default: the project's inference queue. */
+  inferenceQueue?: string;
+  /** inference.engine openai: generate on this OpenAI-compatible server (weights then only label samples). */
+  remote?: RemoteEngineRef;
+}
