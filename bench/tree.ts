@@ -13,7 +13,7 @@
  * TreePO-style; 0 leaves those columns out).
  *
  * Also the inference worker's prefix-cache hit rate (prompt tokens whose KV was reused). RL reward at
- * equal generated tokens is scripts/tree-vs-independent.sh (see the README).
+ * equal generated tokens is scripts/tree-vs-independent.sh (docs/tree-rollouts.md).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';

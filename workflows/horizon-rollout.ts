@@ -13,27 +13,27 @@ import { generateLayouts } from '../src/tasks/grid/layout';
 import { fnv1a32 } from '../src/domain/rng';
 import { episodeSeed } from '../src/planact/sampling-seed';
 import { gridProxies } from './activity-proxies';
+import { withRecordedDefaults } from '../src/config/recorded';
 import { horizonEpisode } from './horizon-episode';
 import type { HorizonEpisodeDigest, HorizonEpisodeInput, HorizonRolloutInput } from './horizon-types';
 import { emptyToolMetrics, mean, workflowNow } from './plan-act-common';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function horizonRollout(input: HorizonRolloutInput): Promise<RolloutSummary> {
-  const cfg = input.config;
+  const cfg = withRecordedDefaults(input.config);
   const grid = cfg.task.grid!;
   const horizon = cfg.horizon!;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
-  const { writeHorizonSamples } = gridProxies(input.config.timeouts);
+  const { writeHorizonSamples } = gridProxies(cfg.timeouts);
   const layouts = generateLayouts({ seed: fnv1a32(`grid-rollout:${cfg.seed}:${input.rolloutId}`), count: cfg.rl.promptsPerStep, split: 'train', shape: grid });
   const size = layouts.length * cfg.rl.groupSize;
   const horizons = assignHorizons(horizon.actionHorizonsPattern, size);
-  const groupBy = (horizon.groupBy as typeof horizon.groupBy | undefined) ?? 'layout';
+  const groupBy = horizon.groupBy;
   const inputs: HorizonEpisodeInput[] = Array.from({ length: size }, (_, i) => {
     const p = Math.floor(i / cfg.rl.groupSize);
     return {
       episodeId: `${input.runId}/r${input.rolloutId}/e${i}`,
-      // horizon.groupBy (absent from configs recorded before it: 'layout').
       groupId: groupBy === 'layout-horizon' ? `r${input.rolloutId}-p${p}-h${horizons[i]!}` : `r${input.rolloutId}-p${p}`,
       layoutId: layouts[p]!.id,
       horizon: horizons[i]!,

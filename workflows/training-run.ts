@@ -80,7 +80,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
   const cfg = await resolveConfigOrFail(input, 'workflow input');
   if (cfg.rollout.mode === 'dual') {
-    const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (see README)';
+    const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (docs/plan-act.md)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
   }
   const remote = remotePolicy(cfg);

@@ -18,6 +18,7 @@
 import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { GenerateResult } from '../activities/inference';
 import type { GenerationRef } from '../src/contracts/samples';
+import { withRecordedDefaults } from '../src/config/recorded';
 import { ActorAnswerError, extractToolCall, parseActorAnswer } from '../src/planact/actor-parser';
 import { errorMessage } from '../src/planact/error-message';
 import { closeTurn, formatToolError, formatToolResult, TOOL_CALL_CLOSE } from '../src/planact/protocol';
@@ -64,7 +65,7 @@ interface NodeText {
 }
 
 export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSummary> {
-  const cfg = input.config;
+  const cfg = withRecordedDefaults(input.config);
   const tree = cfg.tree;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
@@ -72,10 +73,8 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
   const toolMetrics = emptyToolMetrics();
   const rng = mulberry32(fnv1a32(`tree:${cfg.seed}:${input.rolloutId}`));
-  // Histories recorded before tree.segmentTokens and tree.expandFromRoot existed carry configs
-  // without them: no split, and the root is a candidate, as the code they ran.
-  const segmentTokens = (tree.segmentTokens as number | undefined) ?? 0;
-  const includeRoot = (tree.expandFromRoot as boolean | undefined) ?? true;
+  const segmentTokens = tree.segmentTokens;
+  const includeRoot = tree.expandFromRoot;
 
   // One root per prompt: rolloutProblems repeats each prompt groupSize times; a tree needs it once.
   const problems = rolloutProblems(cfg, input.rolloutId).filter((_, i) => i % cfg.rl.groupSize === 0);

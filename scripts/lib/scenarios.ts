@@ -105,6 +105,12 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     workflowType: 'planActJob',
     args: planActJob('shared', { ...tinyPlanActConfig('history-shared-merged', 'shared'), model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 256 } }),
   },
+  // A training job that claims its workflow id first (patched 'plan-act-job-claims-run-id').
+  {
+    name: 'plan-act-shared-claimed',
+    workflowType: 'planActJob',
+    args: planActJob('shared', { ...tinyPlanActConfig('history-shared-claimed', 'shared'), model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 256 } }),
+  },
   // A tree rollout on the oracle (a calculator call, then the answer): all four phases, real tools and samples.
   {
     name: 'tree-rollout',
