@@ -32,8 +32,8 @@ export function mergeTimelinesPairwise(timelines: readonly Timeline[], options: 
   for (let j = 0; j < n; j++) {
     if (!survivor[j]) continue;
     const merged = copyTimeline(timelines[j]!);
-    // Ascending input index: the first (lowest-index) llm source of a message wins.
-    for (let i = 0; i < n; i++) {
+    // Descending input index: the newest (highest-index) llm source of a message wins.
+    for (let i = n - 1; i >= 0; i--) {
       if (survivor[i] || !isPrefix(i, j)) continue;
       const source = timelines[i]!.messages;
       for (let k = 0; k < source.length; k++) {

@@ -6,8 +6,9 @@
  * for every k < |i| under the compare key (compare.ts). Of identical timelines the highest input
  * index survives. Survivors (absorbed into no other) are returned, in input order, as copies in
  * which each non-llm message k takes author llm and the token ids and logprobs of message k of an
- * absorbed prefix where that message is llm; of several such prefixes the lowest index wins (a
- * survivor is never a source, so sources are always the input as given). That is how
+ * absorbed prefix where that message is llm; of several such prefixes the newest capture (highest
+ * index) wins, the same rule drift repair uses (drift.ts) and AgentJet's merge follows (a survivor
+ * is never a source, so sources are always the input as given). That is how
  * the model's sampled ids and logprobs reach training even though the longer request only carried
  * the reply back as env text. merge-pairwise.ts is the same rule written directly.
  *
@@ -15,7 +16,7 @@
  * key; a timeline ends at the node its last message leads to. Then:
  * - a timeline ending at a node with children is a prefix of every timeline below it: absorbed;
  *   of the timelines ending at a leaf, the highest index survives and the rest are absorbed;
- * - one depth-first walk per trie keeps, for each message position k, the lowest-index absorbed
+ * - one depth-first walk per trie keeps, for each message position k, the highest-index absorbed
  *   timeline on the current root path whose message k is llm (best[k]), with an undo log to
  *   restore it on the way back up. Each absorbed timeline is read once, when the walk enters its
  *   node; each survivor reads best[0..|s|) once, while it is copied. No survivor rescans the
@@ -85,7 +86,7 @@ export function mergeTimelines(timelines: readonly Timeline[], options: MergeOpt
   const { roots, endNode, maxLength } = buildTries(timelines, options);
 
   const copies: Array<Timeline | undefined> = new Array<Timeline | undefined>(n).fill(undefined);
-  // best[k]: lowest-index absorbed timeline on the current root path whose message k is llm (-1: none).
+  // best[k]: highest-index absorbed timeline on the current root path whose message k is llm (-1: none).
   const best: number[] = new Array<number>(maxLength).fill(-1);
   const undoPosition: number[] = [];
   const undoValue: number[] = [];
@@ -105,7 +106,7 @@ export function mergeTimelines(timelines: readonly Timeline[], options: MergeOpt
       for (let k = 0; k < messages.length; k++) {
         if (messages[k]!.author !== 'llm') continue;
         const current = best[k]!;
-        if (current >= 0 && current < i) continue;
+        if (current > i) continue;
         undoPosition.push(k);
         undoValue.push(current);
         best[k] = i;

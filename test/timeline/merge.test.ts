@@ -35,7 +35,9 @@ describe.each([
     expect(r.stats).toEqual({ timelinesIn: 3, timelinesOut: 1, tokensIn: 7 + 9 + 13, tokensOut: 14, messagesIn: 15, messagesOut: 7 });
   });
 
-  it('takes the llm source with the lowest input index, however deep it is', () => {
+  it('takes the newest llm source (highest input index), however deep it is: the rule drift repair uses too', () => {
+    // t0 and t1 both wrote message 1; t1 was captured later, so its ids and logprobs win. Message 3
+    // has one source, t0, deeper in the trie than t1.
     const t0 = tl('t0', [env('s'), llm('a', [10], [-0.1]), env('b'), llm('c', [30], [-0.3])]);
     const t1 = tl('t1', [env('s'), llm('a', [11], [-0.9])]);
     const t2 = tl('t2', [env('s'), env('a', [12]), env('b'), env('c', [32]), llm('d', [40], [-0.4])]);
@@ -47,8 +49,11 @@ describe.each([
     ]);
     const m = r.timelines[0]!.messages;
     expect(authors(r.timelines[0]!)).toEqual(['env', 'llm', 'env', 'llm', 'llm']);
-    expect(m[1]).toEqual({ author: 'llm', text: 'a', tokenIds: [10], logprobs: [-0.1] });
+    expect(m[1]).toEqual({ author: 'llm', text: 'a', tokenIds: [11], logprobs: [-0.9] });
     expect(m[3]).toEqual({ author: 'llm', text: 'c', tokenIds: [30], logprobs: [-0.3] });
+    // The same inputs in the other capture order: the newer source is again the one kept.
+    const swapped = merge([t1, t0, t2], TEXT);
+    expect(swapped.timelines[0]!.messages[1]).toEqual({ author: 'llm', text: 'a', tokenIds: [10], logprobs: [-0.1] });
   });
 
   it("never overwrites a survivor's own llm message", () => {
