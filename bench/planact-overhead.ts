@@ -191,7 +191,7 @@ async function main(): Promise<void> {
         client.workflow.start('planActJob', {
           taskQueue: TASK_QUEUES.orchestration,
           workflowId: `${experiment}-${role}`,
-          args: [{ role, config: dual, rolloutIds, weights: POLICY.weights, inferenceQueue: ORACLE_TASK_QUEUE }],
+          args: [{ role, config: dual, rolloutIds, weights: POLICY.weights, train: false, inferenceQueue: ORACLE_TASK_QUEUE }],
         }),
       ),
     );
