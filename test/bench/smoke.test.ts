@@ -7,20 +7,22 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT } from '../../src/paths';
 
-const SMOKE: Array<[script: string, args: string[]]> = [
+/** Each bench's smoke arguments, and what its output must show (a markdown table row unless named). */
+const TABLE_ROW = /^\|.*\|\s*$/m;
+const SMOKE: Array<[script: string, args: string[], shows?: RegExp]> = [
   ['generate', ['--batches', '1,4', '--tokens', '8', '--repeat', '1']],
-  ['train', ['--batch', '4', '--seq', '16', '--steps', '2']],
+  ['train', ['--batch', '4', '--seq', '16', '--steps', '2'], /throughput: best \d+ tok\/s/],
   ['merge', ['--sizes', '100', '--reps', '1', '--pairwise-max', '100', '--pairwise-reps', '1']],
   ['hop-latency', ['--hops', '5', '--repeat', '1']],
   ['planact-overhead', ['--latency', '20', '--episodes', '1,2', '--repeat', '1', '--barrier-rollouts', '2', '--group', '2']],
   ['gateway', ['--requests', '4', '--rounds', '1']],
-  ['rl-step', ['--sft-steps', '2', '--rl-steps', '1']],
+  ['rl-step', ['--sft-steps', '2', '--rl-steps', '1'], /step +median [\d.]+/],
   ['tree', ['--sft-steps', '4', '--rollouts', '1', '--leaves', '4', '--initial', '2']],
-  ['scale', ['--repeat', '1', '--blob-sizes', '1024', '--blob-reps', '2', '--prompts', '1']],
+  ['scale', ['--repeat', '1', '--blob-sizes', '1024', '--blob-reps', '2', '--prompts', '2']],
   ['engine', ['--smoke']],
 ];
 
-test.each(SMOKE)('bench %s runs and prints its table', (script, args) => {
+test.each(SMOKE)('bench %s runs and prints its table', (script, args, shows = TABLE_ROW) => {
   const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'bench', `${script}.js`), ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
@@ -29,6 +31,5 @@ test.each(SMOKE)('bench %s runs and prints its table', (script, args) => {
   });
   const output = `${r.stdout}\n${r.stderr}`;
   if (r.status !== 0) throw new Error(`bench ${script} exited ${r.status ?? r.signal}:\n${output.slice(-3000)}`);
-  // A markdown table row: what every bench prints its results as.
-  expect(output).toMatch(/^\|.*\|\s*$/m);
+  expect(output).toMatch(shows);
 }, 250_000);
