@@ -1,6 +1,6 @@
 /**
- * singleAgentRollout: the standard rollout a Plan/Act job falls back to when its joint rollout
- * cannot happen (partner missing or lost, session too slow). The job's own policy gets the whole
+ * singleAgentRollout: the standard rollout (trainingRun's rollout.kind: standard, and what a Plan/Act
+ * job falls back to when its joint rollout cannot happen: partner missing or lost, session too slow). The job's own policy gets the whole
  * problem ("Compute: 17+25+8\n"), may call the calculator like an actor, and answers with a number
  * or an "ANSWER: <n>" line; reward 1 when correct. Samples carry role "single".
  *
@@ -49,11 +49,12 @@ export async function singleAgentRollout(input: SingleAgentRolloutInput): Promis
     calc: (expression) => meteredCalc(tools, expression, toolMetrics),
   };
 
-  const problems = rolloutProblems(cfg, input.rolloutId);
+  const batch = input.batch ?? 0;
+  const problems = rolloutProblems(cfg, input.rolloutId, batch);
   const episodes = await Promise.all(
     problems.map(async (p) => {
       const problem = problemFromExpression(p.expression);
-      const episodeId = `${input.runId}/r${input.rolloutId}/single-${p.index}`;
+      const episodeId = `${input.runId}/r${input.rolloutId}/single-${batch > 0 ? `b${batch}-` : ''}${p.index}`;
       const prompt = arithPlannerPrompt(problem.expression);
       const t0 = workflowNow();
       const outcome = await runAct({ deps, limits, episodeId, turn: 1, prompt }, { id: '1', expression: problem.expression });

@@ -13,7 +13,6 @@
  */
 import {
   continueAsNew,
-  executeChild,
   log,
   patched,
   setHandler,
@@ -30,9 +29,7 @@ import { configFailure, resolveConfigOrFail } from './parse-config';
 import { failAsRun } from './failures';
 import { episodeLimits, mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
-import { planActRollout } from './plan-act-rollout';
-import { treeRollout } from './tree-rollout';
-import { horizonRollout } from './horizon-rollout';
+import { ROLLOUT_KINDS } from './rollout-kinds';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
@@ -84,10 +81,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
   }
   const remote = remotePolicy(cfg);
-  if (cfg.rollout.kind === 'tree' && cfg.rl.dynamicSampling.enabled) {
-    const message = 'dynamic sampling draws more Plan/Act batches; a tree rollout grows its groups by expansion instead (tree.*)';
-    throw configFailure(new ConfigError('workflow input', [{ path: 'rl.dynamicSampling.enabled', message }]));
-  }
+  const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg);
+  if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   // A resume must run the config the state was made with.
@@ -271,23 +266,10 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const dynamic = cfg.rl.dynamicSampling;
     const rollouts: RolloutSummary[] = [];
     let keepGroups: string[] = [];
+    const kind = ROLLOUT_KINDS[cfg.rollout.kind];
     for (let batch = 0; ; batch++) {
-      if (cfg.rollout.kind === 'horizon') {
-        // Grid-world episodes with plan horizons; GRPO groups by horizon.groupBy.
-        rollouts.push(await executeChild(horizonRollout, { workflowId: `${runId}/horizon-rollout-${rlStep}`, args: [{ runId, rolloutId: rlStep, config: cfg, policy }] }));
-        break;
-      }
-      if (cfg.rollout.kind === 'tree') {
-        // Offline tree search on the actor's task; the leaves of a root are its GRPO group.
-        rollouts.push(await executeChild(treeRollout, { workflowId: `${runId}/tree-rollout-${rlStep}`, args: [{ runId, rolloutId: rlStep, config: cfg, policy }] }));
-        break;
-      }
-      rollouts.push(
-        await executeChild(planActRollout, {
-          workflowId: batch === 0 ? `${runId}/rollout-${rlStep}` : `${runId}/rollout-${rlStep}-b${batch}`,
-          args: [{ runId, rolloutId: rlStep, ...(batch > 0 ? { batch } : {}), mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
-        }),
-      );
+      rollouts.push(await kind.run({ runId, rlStep, batch, config: cfg, policy }));
+      if (!kind.batches) break;
       if (!dynamic.enabled) break;
       const next = nextDynamicSample(keepGroups, rollouts.at(-1)!.rows, { wanted: cfg.rl.promptsPerStep, batchesRun: batch + 1, maxBatches: dynamic.maxBatchesPerStep });
       keepGroups = next.kept;
@@ -476,7 +458,6 @@ function remotePolicy(cfg: RunConfig): { ref: RemoteEngineRef; dir: string } | u
     return refuse('inference.openai.weightSync', 'trainingRun trains the policy it serves: a remote engine needs weightSync: { dir } so each step\'s weights reach the server (to play a fixed remote model, run planActJob with "train": false)');
   }
   if (o.tokenizer !== undefined) return refuse('inference.openai.tokenizer', "a synced server serves this run's policy, whose tokenizer is the project's; leave inference.openai.tokenizer out");
-  if (cfg.rollout.kind === 'horizon') return refuse('rollout.kind', 'grid-world (horizon) episodes generate on the embedded engine only; use inference.engine: embedded');
   return { ref: { baseUrl: o.baseUrl, model: o.model, synced: true }, dir: o.weightSync.dir };
 }
 

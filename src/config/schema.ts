@@ -212,15 +212,10 @@ export const TreeSchema = z
 export const RolloutSchema = z
   .object({
     // plan-act: Plan/Act episodes; tree: offline tree search on the actor's tool-using task (tree.*);
-    // horizon: grid-world episodes with plan horizons (task.kind: grid, horizon.*).
-    // 'standard' (single-agent) is a rollout kind trainingRun cannot run yet; say so instead of running plan-act.
-    kind: z
-      .enum(['standard', 'plan-act', 'tree', 'horizon'])
-      .default('plan-act')
-      .superRefine((kind, ctx) => {
-        if (kind === 'standard') ctx.addIssue({ code: 'custom', message: `not available yet: rollout.kind 'standard'; 'plan-act', 'tree' and 'horizon' run today` });
-      })
-      .transform((kind) => kind as 'plan-act' | 'tree' | 'horizon'),
+    // horizon: grid-world episodes with plan horizons (task.kind: grid, horizon.*); standard: the
+    // single-agent rollout (the policy gets the whole problem). trainingRun runs each through its
+    // row in workflows/rollout-kinds.ts.
+    kind: z.enum(['standard', 'plan-act', 'tree', 'horizon']).default('plan-act'),
     /** shared: one policy plays both roles; dual: planner and actor are separate jobs. */
     mode: z.enum(['shared', 'dual']).default('shared'),
     maxTurns: int(1, 64).default(4),

@@ -191,8 +191,10 @@ export interface SingleAgentRolloutInput {
   rolloutId: number;
   config: RunConfig;
   policy: PolicyRef;
-  /** Why this job fell back, shown in the Web UI next to the child's input. */
+  /** Why this rollout is single-agent (a job's fallback, or rollout.kind: standard), shown in the Web UI next to the child's input. */
   reason: string;
+  /** Dynamic sampling's extra batches of new prompts (rollout.kind: standard); absent for the first. */
+  batch?: number;
 }
 
 // ---- dual mode: jobs and the rollout session ----

@@ -26,7 +26,6 @@ describe('run config', () => {
   });
 
   it.each([
-    [{ rollout: { kind: 'standard' } }, 'rollout.kind', /not available yet.*standard/],
     [{ tree: { beamSize: 3 } }, 'tree', /take effect with rollout\.kind: tree/],
     [{ horizon: {} }, 'horizon', /take effect with task\.kind: grid/],
     [{ inference: { engine: 'openai' } }, 'inference.openai', /needs inference\.openai/],
@@ -35,6 +34,10 @@ describe('run config', () => {
     [{ inference: { engine: 'openai', openai: { model: 'x' } } }, 'inference.openai.baseUrl', /expected string|Invalid/],
   ])('rejects a key that is not implemented yet, naming it: %j', (raw, field, message) => {
     expect(problemsOf(() => parseRunConfig(raw))).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(message) })]);
+  });
+
+  it('takes rollout.kind standard (the single-agent rollout)', () => {
+    expect(parseRunConfig({ rollout: { kind: 'standard' } }).rollout.kind).toBe('standard');
   });
 
   it('takes rollout.kind tree with its tree.* keys', () => {

@@ -30,6 +30,22 @@ export const tinyRlConfig = (rl: Record<string, unknown> = {}) =>
   });
 
 describe('trainingRun with an RL phase', () => {
+  it('runs rollout.kind standard through the rollout table: single-agent episodes, trained like any other kind', async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('standard', { ...tinyRlConfig(), rollout: { kind: 'standard', maxTurns: 2 } });
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.rl.map((p) => [p.step, p.weightVersion])).toEqual([[1, 0], [2, 1]]);
+    for (const step of [1, 2]) {
+      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/standard-rollout-${step}`).result()) as RolloutSummary;
+      expect(summary).toMatchObject({ mode: 'single', episodes: 4 });
+      expect(summary.samples.single?.samples).toBeGreaterThan(0);
+      expect(summary.samples.planner).toBeUndefined();
+      expect(result.rl[step - 1]!.meanReward).toBe(summary.meanReward);
+    }
+    // Two GRPO updates, each from the step's own single-agent samples.
+    expect(result.checkpoint.step).toBe(6);
+  });
+
+
   it('runs SFT, then per RL step a rollout child and a GRPO update, with RL evaluations, metrics file and curves', async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('rl', tinyRlConfig());
     const result = (await handle.result()) as TrainingRunResult;

@@ -1,0 +1,76 @@
+/**
+ * The rollout table: rollout.kind -> how trainingRun runs one RL step's rollout, and which configs it
+ * refuses. A new kind is a workflow of its own file plus one row here; trainingRun never branches on
+ * the kind. Child workflow ids and types are those the kinds always had, so recorded histories
+ * replay unchanged.
+ */
+import { executeChild } from '@temporalio/workflow';
+import type { RunConfig } from '../src/config/schema';
+import type { PolicyRef, RolloutSummary } from '../src/contracts/plan-act';
+import { horizonRollout } from './horizon-rollout';
+import { planActRollout } from './plan-act-rollout';
+import { singleAgentRollout } from './single-agent-rollout';
+import { treeRollout } from './tree-rollout';
+
+export interface RolloutStep {
+  runId: string;
+  /** The RL step (the rollout id). */
+  rlStep: number;
+  /** Dynamic sampling's extra batches of new prompts: 0 for the first. */
+  batch: number;
+  config: RunConfig;
+  policy: PolicyRef;
+}
+
+/** A config key a kind cannot honour, named. */
+export interface RolloutRefusal {
+  path: string;
+  message: string;
+}
+
+export interface RolloutKind {
+  /** One batch of the step's rollout, as a child workflow. */
+  run(step: RolloutStep): Promise<RolloutSummary>;
+  /** Whether dynamic sampling may draw more batches of new prompts (else the kind grows its groups itself). */
+  batches: boolean;
+  /** Configs this kind cannot run, named; undefined when it can. */
+  check?(cfg: RunConfig): RolloutRefusal | undefined;
+}
+
+const noBatches = (kind: string, how: string) => (cfg: RunConfig): RolloutRefusal | undefined =>
+  cfg.rl.dynamicSampling.enabled ? { path: 'rl.dynamicSampling.enabled', message: `dynamic sampling draws more Plan/Act batches; a ${kind} rollout ${how}` } : undefined;
+
+export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = {
+  // Plan/Act episodes in shared mode: one policy plans and acts.
+  'plan-act': {
+    batches: true,
+    run: (s) =>
+      executeChild(planActRollout, {
+        workflowId: s.batch === 0 ? `${s.runId}/rollout-${s.rlStep}` : `${s.runId}/rollout-${s.rlStep}-b${s.batch}`,
+        args: [{ runId: s.runId, rolloutId: s.rlStep, ...(s.batch > 0 ? { batch: s.batch } : {}), mode: 'shared', config: s.config, policies: { planner: s.policy, actor: s.policy } }],
+      }),
+  },
+  // Offline tree search on the actor's task; the leaves of a root are its GRPO group.
+  tree: {
+    batches: false,
+    check: noBatches('tree', 'grows its groups by expansion instead (tree.*)'),
+    run: (s) => executeChild(treeRollout, { workflowId: `${s.runId}/tree-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
+  },
+  // Grid-world episodes with plan horizons; GRPO groups by horizon.groupBy.
+  horizon: {
+    batches: false,
+    check: (cfg) =>
+      noBatches('grid-world', 'plays a fixed set of layouts per step')(cfg) ??
+      (cfg.inference.engine === 'openai' ? { path: 'rollout.kind', message: 'grid-world (horizon) episodes generate on the embedded engine only; use inference.engine: embedded' } : undefined),
+    run: (s) => executeChild(horizonRollout, { workflowId: `${s.runId}/horizon-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
+  },
+  // The standard single-agent rollout: the policy gets the whole problem, may call the calculator and answers.
+  standard: {
+    batches: true,
+    run: (s) =>
+      executeChild(singleAgentRollout, {
+        workflowId: s.batch === 0 ? `${s.runId}/standard-rollout-${s.rlStep}` : `${s.runId}/standard-rollout-${s.rlStep}-b${s.batch}`,
+        args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy, reason: 'rollout.kind: standard', ...(s.batch > 0 ? { batch: s.batch } : {}) }],
+      }),
+  },
+};
