@@ -6,7 +6,7 @@ import type { BlobRef } from '../src/domain/types';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { loadTokenizer, tokenizeSegments } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/config/schema';
-import type { SftExample as TokenizedExample } from '../src/rl/sft';
+import type { SftExample as TokenizedExample } from '../src/sft/sft';
 import { generateProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
 import { names } from './names';
 import { ApplicationFailure } from '@temporalio/activity';

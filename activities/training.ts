@@ -17,7 +17,7 @@ import { HfFormatError } from '../src/model/hf-export';
 /** A text with every kind of token the protocol uses: two tokenizers that agree on it agree on the run's text. */
 const TOKENIZER_CHECK = 'Compute: 17+25*3-(8/2)\nACT 1: 17+25\nRESULT 1: 42\nANSWER: 71\n<calc>17+25</calc>\n<result>42</result>\n<|eos|>';
 import { runGrpoUpdate, type GrpoUpdateResult } from '../src/rl/grpo-update';
-import { runSftChunk, type SftExample } from '../src/rl/sft';
+import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/training-run';
 import type { SampleSetRef } from '../src/contracts/plan-act';

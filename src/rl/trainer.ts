@@ -1,14 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
-import type { KlKind, LossAggMode } from '../config/schema';
-import { aggLoss, lossNormOf, type LossNorm } from './agg-loss';
-import { klPenaltyTensor } from './kl';
-import { policyLoss } from './policy-loss';
+import { lossNormOf, type LossNorm } from './agg-loss';
+import { actorLoss, DEFAULT_PG_LOSS, sftLoss, type PgLossOptions } from './loss';
 import type { Adam } from '../model/adam';
 import type { Gpt } from '../model/gpt';
 import { disposePacked, pack, shifted, targetLogprobs, targetLogprobsAndEntropy } from '../model/logprobs';
 
+export { DEFAULT_PG_LOSS, type PgLossOptions } from './loss';
+
 /**
- * One optimisation batch. Every per-token array is aligned with `tokens`: entry t concerns
+ * The trainer: packs token rows, runs the model, takes the loss from src/rl/loss.ts and does
+ * micro-batching and the optimiser step. One optimisation batch. Every per-token array is aligned with `tokens`: entry t concerns
  * predicting tokens[r][t] from tokens[r][0..t-1], so entry 0 is never trained on.
  */
 export interface TrainBatch {
@@ -32,35 +33,6 @@ export interface TrainBatch {
   refLogprobs?: number[][];
 }
 
-/** The policy-gradient objective: verl's actor loss (pg loss - entropy bonus + KL loss). */
-export interface PgLossOptions {
-  /** Ratio floor 1 - clipLow and ceiling 1 + clipHigh (verl clip_ratio_low / clip_ratio_high). */
-  clipLow: number;
-  clipHigh: number;
-  /** Dual-clip bound for negative advantages, > 1 (verl clip_ratio_c). */
-  dualClipC: number;
-  aggMode: LossAggMode;
-  /**
-   * seq-mean-token-sum-norm's divisor (verl loss_scale_factor). Absent: the longest row of the
-   * batch given to trainStep, minus one (verl's default is the padded response width).
-   */
-  lossScaleFactor?: number;
-  /** Logits are divided by it before log-softmax and entropy (verl passes the rollout temperature); > 0. */
-  temperature: number;
-  /** Subtracts entropyCoeff · aggLoss(entropy) (verl entropy_coeff). */
-  entropyCoeff: number;
-  /** Adds coef · aggLoss(kl(logp, ref)) (verl use_kl_loss); needs batch.refLogprobs. */
-  klLoss?: { coef: number; kind: KlKind };
-}
-
-export const DEFAULT_PG_LOSS: PgLossOptions = {
-  clipLow: 0.2,
-  clipHigh: 0.2,
-  dualClipC: 3,
-  aggMode: 'token-mean',
-  temperature: 1,
-  entropyCoeff: 0,
-};
 
 /** Policy-gradient statistics of one step (means over its trained tokens unless stated). */
 export interface PgStepStats {
@@ -160,39 +132,21 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
   let sums: PgSums | undefined;
 
   const lossFn = (): tf.Scalar => {
-    if (!pgOpts || !adv) {
-      const logp = targetLogprobs(model, p);
-      return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), norm.tokens) as tf.Scalar;
-    }
+    if (!pgOpts || !adv) return sftLoss(targetLogprobs(model, p), mask, norm);
     const { logp, entropy } = targetLogprobsAndEntropy(model, p, pgOpts.temperature);
     // Reading logp back to JS is the stop-gradient tfjs lacks for the on-policy case.
     const behaviour = old ?? tf.tensor2d(logp.dataSync() as Float32Array, [p.rows, p.len]);
-    const out = policyLoss({
-      logprob: logp,
-      oldLogprob: behaviour,
-      advantages: adv,
-      mask,
-      clip: { clipLow: pgOpts.clipLow, clipHigh: pgOpts.clipHigh, dualClipC: pgOpts.dualClipC },
-      aggMode: pgOpts.aggMode,
-      norm,
-    });
+    const terms = actorLoss({ logprob: logp, oldLogprob: behaviour, advantages: adv, mask, entropy, ...(ref ? { refLogprob: ref } : {}) }, pgOpts, norm);
     const read = (t: tf.Tensor): number => t.dataSync()[0] as number;
     sums = {
-      pgLoss: read(out.loss),
-      klLoss: 0,
-      clipped: read(out.clipFrac) * count,
-      clippedLower: read(out.clipFracLower) * count,
-      approxKl: read(out.ppoKl) * count,
-      entropy: read(tf.sum(tf.mul(entropy, mask))),
+      pgLoss: read(terms.pg.loss),
+      klLoss: terms.klLoss ? read(terms.klLoss) : 0,
+      clipped: read(terms.pg.clipFrac) * count,
+      clippedLower: read(terms.pg.clipFracLower) * count,
+      approxKl: read(terms.pg.ppoKl) * count,
+      entropy: read(terms.entropySum),
     };
-    let total: tf.Scalar = out.loss;
-    if (pgOpts.entropyCoeff !== 0) total = tf.sub(total, tf.mul(aggLoss(entropy, mask, pgOpts.aggMode, norm), pgOpts.entropyCoeff));
-    if (pgOpts.klLoss && ref) {
-      const klLoss = aggLoss(klPenaltyTensor(logp, ref, pgOpts.klLoss.kind), mask, pgOpts.aggMode, norm);
-      sums.klLoss = read(klLoss);
-      total = tf.add(total, tf.mul(klLoss, pgOpts.klLoss.coef));
-    }
-    return total;
+    return terms.total;
   };
 
   const { value, grads } = tf.variableGrads(lossFn, model.variableList);

@@ -42,7 +42,7 @@ describe('trainingRun with an RL phase', () => {
       expect(result.rl[step - 1]!.meanReward).toBe(summary.meanReward);
     }
     // Two GRPO updates, each from the step's own single-agent samples.
-    expect(result.checkpoint.step).toBe(6);
+    expect(result.checkpoint?.step).toBe(6);
   });
 
 

@@ -6,7 +6,7 @@ import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
 import { mixSeed, mulberry32 } from '../model/rng';
-import { trainStep, type TrainBatch } from './trainer';
+import { trainStep, type TrainBatch } from '../rl/trainer';
 import { learningRateAt } from './schedule';
 
 export interface SftExample {
