@@ -1,12 +1,15 @@
 /**
- * The rollout table: rollout.kind -> how trainingRun runs one RL step's rollout, and which configs it
- * refuses. A new kind is a workflow of its own file plus one row here; trainingRun never branches on
- * the kind. Child workflow ids and types are those the kinds always had, so recorded histories
- * replay unchanged.
+ * The rollout table: rollout.kind -> how trainingRun runs one RL step's rollout, how it evaluates
+ * the policy the kind trains, and which configs it refuses. A new kind is a workflow of its own file
+ * plus one row here; trainingRun never branches on the kind. Child workflow ids and types are those
+ * the kinds always had, so recorded histories replay unchanged.
  */
 import { executeChild } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { PolicyRef, RolloutSummary } from '../src/contracts/plan-act';
+import type { RlEvalPoint, WeightsInfo } from '../src/contracts/training-run';
+import { activityProxies } from './activity-proxies';
+import { episodeLimits } from './plan-act-common';
 import { horizonRollout } from './horizon-rollout';
 import { planActRollout } from './plan-act-rollout';
 import { singleAgentRollout } from './single-agent-rollout';
@@ -22,6 +25,9 @@ export interface RolloutStep {
   policy: PolicyRef;
 }
 
+/** Held-out accuracy of some weights on the RL distribution, greedy and sampled. */
+export type RlEvaluation = Omit<RlEvalPoint, 'step' | 'weightVersion'>;
+
 /** A config key a kind cannot honour, named. */
 export interface RolloutRefusal {
   path: string;
@@ -35,7 +41,23 @@ export interface RolloutKind {
   batches: boolean;
   /** Configs this kind cannot run, named; undefined when it can. */
   check?(cfg: RunConfig): RolloutRefusal | undefined;
+  /** How trainingRun judges the policy this kind trains: held-out accuracy, greedy and sampled. */
+  evaluate(cfg: RunConfig, weights: WeightsInfo): Promise<RlEvaluation>;
 }
+
+const sampledAtRlTemperature = (cfg: RunConfig) => (cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {});
+
+/** Whole arithmetic episodes on held-out problems of the RL distribution. */
+const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo): Promise<RlEvaluation> =>
+  activityProxies(cfg.timeouts).inference.evaluateEpisodes({
+    weights,
+    seed: cfg.seed,
+    problems: cfg.task.rl.evalProblems,
+    difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
+    limits: episodeLimits(cfg),
+    maxNewTokens: cfg.eval.maxNewTokens,
+    ...sampledAtRlTemperature(cfg),
+  });
 
 const noBatches = (kind: string, how: string) => (cfg: RunConfig): RolloutRefusal | undefined =>
   cfg.rl.dynamicSampling.enabled ? { path: 'rl.dynamicSampling.enabled', message: `dynamic sampling draws more Plan/Act batches; a ${kind} rollout ${how}` } : undefined;
@@ -44,6 +66,7 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   // Plan/Act episodes in shared mode: one policy plans and acts.
   'plan-act': {
     batches: true,
+    evaluate: evaluateEpisodes,
     run: (s) =>
       executeChild(planActRollout, {
         workflowId: s.batch === 0 ? `${s.runId}/rollout-${s.rlStep}` : `${s.runId}/rollout-${s.rlStep}-b${s.batch}`,
@@ -53,12 +76,23 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   // Offline tree search on the actor's task; the leaves of a root are its GRPO group.
   tree: {
     batches: false,
+    evaluate: evaluateEpisodes,
     check: noBatches('tree', 'grows its groups by expansion instead (tree.*)'),
     run: (s) => executeChild(treeRollout, { workflowId: `${s.runId}/tree-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
   },
   // Grid-world episodes with plan horizons; GRPO groups by horizon.groupBy.
   horizon: {
     batches: false,
+    // Held-out layouts, each played once per horizon of the pattern.
+    evaluate: (cfg, weights) =>
+      activityProxies(cfg.timeouts).inference.evaluateHorizons({
+        weights,
+        seed: cfg.seed,
+        layouts: cfg.task.evalProblems,
+        grid: cfg.task.grid!,
+        horizon: cfg.horizon!,
+        ...sampledAtRlTemperature(cfg),
+      }),
     check: (cfg) =>
       noBatches('grid-world', 'plays a fixed set of layouts per step')(cfg) ??
       (cfg.inference.engine === 'openai' ? { path: 'rollout.kind', message: 'grid-world (horizon) episodes generate on the embedded engine only; use inference.engine: embedded' } : undefined),
@@ -67,6 +101,7 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   // The standard single-agent rollout: the policy gets the whole problem, may call the calculator and answers.
   standard: {
     batches: true,
+    evaluate: evaluateEpisodes,
     run: (s) =>
       executeChild(singleAgentRollout, {
         workflowId: s.batch === 0 ? `${s.runId}/standard-rollout-${s.rlStep}` : `${s.runId}/standard-rollout-${s.rlStep}-b${s.batch}`,

@@ -27,9 +27,9 @@ import { fingerprint } from '../src/domain/rng';
 import { activityProxies } from './activity-proxies';
 import { configFailure, resolveConfigOrFail } from './parse-config';
 import { failAsRun } from './failures';
-import { episodeLimits, mean, workflowNow } from './plan-act-common';
+import { mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
-import { ROLLOUT_KINDS } from './rollout-kinds';
+import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
@@ -184,26 +184,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   };
 
   /** Held-out accuracy on the RL distribution, greedy and sampled, of the given weights. */
-  const evaluateRl = (weights: WeightsInfo): Promise<Omit<RlEvalPoint, 'step' | 'weightVersion'>> =>
-    cfg.task.kind === 'grid'
-      ? // The grid world: held-out layouts, each played once per horizon of the pattern.
-        inference.evaluateHorizons({
-          weights,
-          seed: cfg.seed,
-          layouts: cfg.task.evalProblems,
-          grid: cfg.task.grid!,
-          horizon: cfg.horizon!,
-          ...(cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {}),
-        })
-      : inference.evaluateEpisodes({
-      weights,
-      seed: cfg.seed,
-      problems: cfg.task.rl.evalProblems,
-      difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
-      limits: episodeLimits(cfg),
-      maxNewTokens: cfg.eval.maxNewTokens,
-      ...(cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {}),
-    });
+  /** Held-out accuracy on the RL distribution, greedy and sampled, of the given weights (the kind's own evaluation). */
+  const evaluateRl = (weights: WeightsInfo): Promise<RlEvaluation> => ROLLOUT_KINDS[cfg.rollout.kind].evaluate(cfg, weights);
 
   const rlEvaluate = async (rlStep: number): Promise<RlEvalPoint> => {
     progress.phase = 'eval';
@@ -407,7 +389,7 @@ async function moreSftBaseline(
   start: CheckpointInfo,
   dataset: NonNullable<RunState['dataset']>,
   budgetSeconds: number,
-  evaluateRl: (weights: WeightsInfo) => Promise<Omit<RlEvalPoint, 'step' | 'weightVersion'>>,
+  evaluateRl: (weights: WeightsInfo) => Promise<RlEvaluation>,
 ): Promise<MoreSftBaseline> {
   const { training } = activityProxies(cfg.timeouts);
   const branch = `${workflowInfo().workflowId}${MORE_SFT_SUFFIX}`;
