@@ -19,9 +19,9 @@ import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { GenerateResult } from '../activities/inference';
 import type { GenerationRef } from '../src/contracts/samples';
 import { withRecordedDefaults } from '../src/config/recorded';
-import { ActorAnswerError, extractToolCall, parseActorAnswer } from '../src/planact/actor-parser';
+import { ActorAnswerError, parseActorAnswer } from '../src/planact/actor-parser';
 import { errorMessage } from '../src/planact/error-message';
-import { closeTurn, formatToolError, formatToolResult, TOOL_CALL_CLOSE } from '../src/planact/protocol';
+import { TOOL_CALL_CLOSE } from '../src/planact/protocol';
 import { arithActorPrompt } from '../src/tasks/arith/formats';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
@@ -40,7 +40,11 @@ import {
   selectExpansionNodes,
   treeAdvantages,
   type Forest,
-  type SegmentEnd,
+  readSegment,
+  segmentBudget,
+  withToolOutcome,
+  type SegmentLimits,
+  type SegmentText,
 } from '../src/tree';
 import { withNodes } from '../src/tree/build';
 import { emptyToolMetrics, mean, rolloutProblems, workflowNow } from './plan-act-common';
@@ -50,18 +54,10 @@ import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 import { treeStateQuery } from './shared';
 import type { TreePhase, TreeRolloutInput, TreeRolloutState } from '../src/contracts/tree';
 
-/** What the workflow keeps per node beside the skeleton: the context after it, and its generation. */
-interface NodeText {
-  /** Prompt plus every segment and tool result on the path, through this node. */
-  context: string;
-  /** Where each message of `context` begins (timeline capture). */
-  starts: number[];
+/** What the workflow keeps per node beside the skeleton: the text after it (src/tree/segment.ts), and its generation. */
+interface NodeText extends SegmentText {
   promptTokens: number;
   generation?: GenerationRef;
-  /** The model's text of the turn this node is in, over every segment since the last tool result. */
-  turnText: string;
-  /** Tokens generated in that turn (bounded by rl.maxNewTokens). */
-  turnTokens: number;
 }
 
 export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSummary> {
@@ -73,7 +69,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
   const toolMetrics = emptyToolMetrics();
   const rng = mulberry32(fnv1a32(`tree:${cfg.seed}:${input.rolloutId}`));
-  const segmentTokens = tree.segmentTokens;
+  const limits: SegmentLimits = { segmentTokens: tree.segmentTokens, maxNewTokens: cfg.rl.maxNewTokens, maxToolCallsPerNode: tree.maxToolCallsPerNode };
   const includeRoot = tree.expandFromRoot;
 
   // One root per prompt: rolloutProblems repeats each prompt groupSize times; a tree needs it once.
@@ -107,7 +103,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       prompt: parent.context,
       params: {
         // A turn may generate rl.maxNewTokens in all; with segmentTokens it does so a segment at a time.
-        maxNewTokens: segmentTokens > 0 ? Math.min(segmentTokens, cfg.rl.maxNewTokens - parent.turnTokens) : cfg.rl.maxNewTokens,
+        maxNewTokens: segmentBudget(parent, limits),
         temperature: cfg.rl.temperature,
         topP: cfg.rl.topP,
         stop: [TOOL_CALL_CLOSE],
@@ -124,46 +120,23 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     if (parentNode.end === 'tool-call' && parentNode.envTokens === 0) {
       forest = withNodes(forest, [{ ...parentNode, envTokens: Math.max(0, output.promptTokens - parent.promptTokens - parentNode.generatedTokens) }]);
     }
-    // A tool call may have begun in an earlier segment of the turn: look for it in the whole turn.
-    const turnText = parent.turnText + output.text;
-    const turnTokens = parent.turnTokens + output.responseTokens;
-    const call = output.finishReason === 'length' ? null : extractToolCall(turnText, output.finishReason);
-    let end: SegmentEnd;
-    let context = parent.context;
-    const starts = [...parent.starts, parent.context.length];
-    if (output.finishReason === 'length') {
-      end = segmentTokens > 0 && turnTokens < cfg.rl.maxNewTokens ? 'segment-length' : 'length';
-      context += output.text;
-    } else if (call !== null) {
-      // call.text is the whole turn with its closing tag; the earlier segments are already in the context.
-      context += call.text.slice(parent.turnText.length);
-      if (parentNode.toolCalls >= tree.maxToolCallsPerNode) {
-        end = 'tool-limit';
-      } else {
-        end = 'tool-call';
-        starts.push(context.length);
-        try {
-          context += formatToolResult(await meteredCalc(tools, call.expression, toolMetrics));
-        } catch (err) {
-          context += formatToolError(errorMessage(err));
-        }
+    const read = readSegment(parent, parentNode.toolCalls, output, limits);
+    const { end } = read;
+    let text = read.text;
+    if (read.call) {
+      try {
+        text = withToolOutcome(text, { value: await meteredCalc(tools, read.call.expression, toolMetrics) });
+      } catch (err) {
+        text = withToolOutcome(text, { error: errorMessage(err) });
       }
-    } else if (output.finishReason === 'eos') {
-      end = 'eos';
-      context += closeTurn(output.text);
-    } else {
-      end = 'bad-tool-call';
-      context += output.text;
     }
-    // After a tool result the continuation starts a new turn; after a cut it goes on with this one.
-    const turn = end === 'segment-length' ? { turnText, turnTokens } : { turnText: '', turnTokens: 0 };
-    texts.set(id, { context, starts, promptTokens: output.promptTokens, generation, ...turn });
+    texts.set(id, { ...text, promptTokens: output.promptTokens, generation });
     forest = completeSegment(forest, id, { generatedTokens: output.responseTokens, envTokens: 0, entropy: output.meanEntropy, end });
     if (keepsOpen(end)) {
       forest = addBranch(forest, id).forest;
       return;
     }
-    const answer = end === 'eos' ? actorAnswer(context, texts.get(forest.roots[node.root]!)!.context) : null;
+    const answer = end === 'eos' ? actorAnswer(text.context, texts.get(forest.roots[node.root]!)!.context) : null;
     answers.set(id, answer);
     forest = scoreLeaf(forest, id, answer === null ? 0 : arithReward(parsed[node.root]!, answer));
   };

@@ -15,3 +15,4 @@ export { sampleOutputs, type TreeOutput } from './outputs';
 export { checkInvariants } from './invariants';
 export { treeAdvantages, nodeValues, type TreeAdvantageOptions, type NodeValue } from './advantages';
 export { forestSummary, generatedTokens, type TreeSummary } from './summary';
+export { readSegment, segmentBudget, withToolOutcome, type SegmentLimits, type SegmentRead, type SegmentText } from './segment';
