@@ -9,9 +9,10 @@
 import { ActivityFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { AgentEpisodeResult } from '../activities/agents';
 import { agentProxies } from './activity-proxies';
+import { rolloutSummary } from './rollout-summary';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
-import { mean, rolloutProblems, workflowNow } from './plan-act-common';
+import { rolloutProblems, workflowNow } from './plan-act-common';
 import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSummary> {
@@ -60,24 +61,14 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
     answer: e.answer,
     ...(e.failure ? { failure: e.failure } : e.answer === null ? { failure: 'no-answer' } : {}),
   }));
-  const failures: Record<string, number> = {};
-  for (const r of rows) if (r.failure) failures[r.failure] = (failures[r.failure] ?? 0) + 1;
-  return {
+  return rolloutSummary({
     rolloutId: input.rolloutId,
     mode: 'single',
-    episodes: played.length,
-    answered: played.filter((e) => e.answer !== null).length,
-    meanReward: mean(played.map((e) => e.reward)),
-    failures,
-    metrics: {
-      acts: 0,
-      generations: finished.reduce((n, e) => n + e.result!.requests, 0),
-      maxConcurrentActs: 0,
-      tools: { calls: 0, failures: 0, retries: 0, ms: 0 },
-      meanEpisodeMs: 0,
-      durationMs: workflowNow() - started,
-    },
     rows,
+    answered: played.filter((e) => e.answer !== null).length,
+    failureCodes: rows.flatMap((r) => (r.failure ? [r.failure] : [])),
     samples: { single: set },
-  };
+    durationMs: workflowNow() - started,
+    metrics: { generations: finished.reduce((n, e) => n + e.result!.requests, 0) },
+  });
 }

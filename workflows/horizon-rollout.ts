@@ -13,10 +13,11 @@ import { generateLayouts } from '../src/tasks/grid/layout';
 import { fnv1a32 } from '../src/domain/rng';
 import { episodeSeed } from '../src/planact/sampling-seed';
 import { gridProxies } from './activity-proxies';
+import { rolloutSummary } from './rollout-summary';
 import { withRecordedDefaults } from '../src/config/recorded';
 import { horizonEpisode } from './horizon-episode';
 import type { HorizonEpisodeDigest, HorizonEpisodeInput, HorizonRolloutInput } from './horizon-types';
-import { emptyToolMetrics, mean, workflowNow } from './plan-act-common';
+import { workflowNow } from './plan-act-common';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function horizonRollout(input: HorizonRolloutInput): Promise<RolloutSummary> {
@@ -72,27 +73,17 @@ export async function horizonRollout(input: HorizonRolloutInput): Promise<Rollou
     answer: e.success ? `goal in ${e.steps}` : null,
     ...(e.failure ? { failure: e.failure } : {}),
   }));
-  const failures: Record<string, number> = {};
-  for (const e of episodes) if (e.failure) failures[e.failure] = (failures[e.failure] ?? 0) + 1;
   const byHorizon = successByHorizon(episodes);
   log.info('horizon rollout', { rolloutId: input.rolloutId, episodes: episodes.length, byHorizon: byHorizon.map((h) => `H${h.horizon} ${h.success}/${h.total}`).join(' ') });
-  return {
+  return rolloutSummary({
     rolloutId: input.rolloutId,
     mode: 'single',
-    episodes: episodes.length,
-    answered: episodes.filter((e) => e.success).length,
-    meanReward: mean(episodes.map((e) => e.reward.total)),
-    failures,
-    metrics: {
-      acts: 0,
-      generations: episodes.reduce((n, e) => n + e.plans.length, 0),
-      maxConcurrentActs: 0,
-      tools: emptyToolMetrics(),
-      meanEpisodeMs: 0,
-      durationMs: workflowNow() - started,
-    },
     rows,
+    answered: episodes.filter((e) => e.success).length,
+    failureCodes: episodes.flatMap((e) => (e.failure ? [e.failure] : [])),
     samples: { single: actor },
+    durationMs: workflowNow() - started,
+    metrics: { generations: episodes.reduce((n, e) => n + e.plans.length, 0) },
     horizon: byHorizon,
-  };
+  });
 }

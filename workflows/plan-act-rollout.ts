@@ -13,6 +13,7 @@ import { episodeSeed } from '../src/planact/sampling-seed';
 import { addToolMetrics, emptyToolMetrics, episodeLimits, mean, rolloutProblems, workflowNow } from './plan-act-common';
 import { planActEpisode, planActEpisodes } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
+import { rolloutSummary } from './rollout-summary';
 import type { EpisodeRow, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActGroupResult, PlanActRolloutInput, RolloutSummary, SampleSetRef, SampleSets } from '../src/contracts/plan-act';
 
 export async function planActRollout(input: PlanActRolloutInput): Promise<RolloutSummary> {
@@ -83,8 +84,6 @@ export function summarize(
   samples: SampleSets,
   durationMs: number,
 ): RolloutSummary {
-  const failures: Record<string, number> = {};
-  for (const e of episodes) if (e.failure) failures[e.failure.code] = (failures[e.failure.code] ?? 0) + 1;
   const rows: EpisodeRow[] = episodes.map((e) => ({
     episodeId: e.episodeId,
     ...(e.groupId !== undefined ? { groupId: e.groupId } : {}),
@@ -93,22 +92,20 @@ export function summarize(
     answer: e.answer,
     ...(e.failure ? { failure: e.failure.code } : {}),
   }));
-  return {
+  return rolloutSummary({
     rolloutId,
     mode,
-    episodes: episodes.length,
+    rows,
     answered: episodes.filter((e) => e.status === 'answered').length,
-    meanReward: mean(episodes.map((e) => e.reward)),
-    failures,
+    failureCodes: episodes.flatMap((e) => (e.failure ? [e.failure.code] : [])),
+    samples,
+    durationMs,
     metrics: {
       acts: episodes.reduce((n, e) => n + e.metrics.acts, 0),
       generations: episodes.reduce((n, e) => n + e.metrics.generations, 0),
       maxConcurrentActs: Math.max(0, ...episodes.map((e) => e.metrics.maxConcurrentActs)),
       tools: episodes.reduce((m, e) => addToolMetrics(m, e.metrics.tools), emptyToolMetrics()),
       meanEpisodeMs: Math.round(mean(episodes.map((e) => e.metrics.episodeMs))),
-      durationMs,
     },
-    rows,
-    samples,
-  };
+  });
 }

@@ -18,6 +18,7 @@ import { emptyToolMetrics, episodeLimits, mean, preview, rolloutProblems, workfl
 import { meteredCalc } from './plan-act-episode';
 import { generateProxy, planActProxies } from './activity-proxies';
 import type { EpisodeRow, RolloutSummary, SingleAgentRolloutInput } from '../src/contracts/plan-act';
+import { rolloutSummary } from './rollout-summary';
 
 const ANSWER_LINE = /(?:^|\n)\s*ANSWER:\s*(-?\d{1,15})\s*$/;
 
@@ -74,31 +75,27 @@ export async function singleAgentRollout(input: SingleAgentRolloutInput): Promis
     timeline: cfg.timeline,
   });
 
-  const failures: Record<string, number> = {};
+  const failureCodes: string[] = [];
   const rows: EpisodeRow[] = episodes.map((e) => {
     // An ANSWER line is a valid single-agent ending even though the actor parser rejected it.
     const failure = e.answer === null ? e.outcome.record.failure : undefined;
-    if (failure) failures[failure.code] = (failures[failure.code] ?? 0) + 1;
-    return { episodeId: e.episodeId, expression: e.p.expression, reward: e.reward, answer: e.answer, ...(failure ? { failure: failure.code } : {}) };
+    if (failure) failureCodes.push(failure.code);
+    return { episodeId: e.episodeId, ...(e.p.groupId !== undefined ? { groupId: e.p.groupId } : {}), expression: e.p.expression, reward: e.reward, answer: e.answer, ...(failure ? { failure: failure.code } : {}) };
   });
-  const summary: RolloutSummary = {
+  const summary = rolloutSummary({
     rolloutId: input.rolloutId,
     mode: 'single',
-    episodes: episodes.length,
+    rows,
     answered: episodes.filter((e) => e.answer !== null).length,
-    meanReward: mean(episodes.map((e) => e.reward)),
-    failures,
+    failureCodes,
+    samples: sets,
+    durationMs: workflowNow() - started,
     metrics: {
-      acts: 0,
       generations: episodes.reduce((n, e) => n + e.outcome.generations.length, 0),
-      maxConcurrentActs: 0,
       tools: toolMetrics,
       meanEpisodeMs: Math.round(mean(episodes.map((e) => e.ms))),
-      durationMs: workflowNow() - started,
     },
-    rows,
-    samples: sets,
-  };
+  });
   log.info('single-agent fallback rollout', { rolloutId: input.rolloutId, reason: preview(input.reason, 120), meanReward: summary.meanReward });
   return summary;
 }

@@ -47,11 +47,12 @@ import {
   type SegmentText,
 } from '../src/tree';
 import { withNodes } from '../src/tree/build';
-import { emptyToolMetrics, mean, rolloutProblems, workflowNow } from './plan-act-common';
+import { emptyToolMetrics, rolloutProblems, workflowNow } from './plan-act-common';
 import { meteredCalc } from './plan-act-episode';
 import { generateProxy, planActProxies } from './activity-proxies';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 import { treeStateQuery } from './shared';
+import { rolloutSummary } from './rollout-summary';
 import type { TreePhase, TreeRolloutInput, TreeRolloutState } from '../src/contracts/tree';
 
 /** What the workflow keeps per node beside the skeleton: the text after it (src/tree/segment.ts), and its generation. */
@@ -193,27 +194,18 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     answer: answers.get(o.id) ?? null,
     ...(o.duplicate ? { failure: 'duplicate-leaf' } : {}),
   }));
-  const failures: Record<string, number> = {};
-  for (const node of Object.values(forest.nodes)) if (node.end && !keepsOpen(node.end) && node.end !== 'eos') failures[node.end] = (failures[node.end] ?? 0) + 1;
   enter('done');
   const nodes = Object.values(forest.nodes).filter((n) => n.depth > 0);
-  return {
+  return rolloutSummary({
     rolloutId: input.rolloutId,
     mode: 'single',
-    episodes: outputs.length,
-    answered: outputs.filter((o) => answers.get(o.id) !== null).length,
-    meanReward: mean(rows.map((r) => r.reward)),
-    failures,
-    metrics: {
-      acts: 0,
-      generations: nodes.length,
-      maxConcurrentActs: 0,
-      tools: toolMetrics,
-      meanEpisodeMs: 0,
-      durationMs: workflowNow() - started,
-    },
     rows,
+    answered: outputs.filter((o) => answers.get(o.id) !== null).length,
+    // Every node that ended its path other than with an answer.
+    failureCodes: Object.values(forest.nodes).flatMap((node) => (node.end && !keepsOpen(node.end) && node.end !== 'eos' ? [node.end] : [])),
     samples: sets,
+    durationMs: workflowNow() - started,
+    metrics: { generations: nodes.length, tools: toolMetrics },
     tree: {
       nodes: nodes.length,
       leaves: nodes.filter((n) => n.status === 'leaf').length,
@@ -221,7 +213,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       duplicates: outputs.filter((o) => o.duplicate).length,
       ...prefill,
     },
-  };
+  });
 }
 
 /** The act's answer from its transcript after the prompt; null when it gave none. */
