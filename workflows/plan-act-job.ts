@@ -32,6 +32,7 @@ import { failAsRun } from './failures';
 import { ConfigError } from '../src/config/errors';
 import { configFailure, parseConfigOrFail, resolveConfigOrFail } from './parse-config';
 import { planActProxies } from './activity-proxies';
+import { grpoUpdate } from './policy-update';
 import { planActRollout } from './plan-act-rollout';
 import type {
   FallbackReason,
@@ -208,14 +209,13 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
     const sets = (['planner', 'actor', 'single'] as const).map((r) => result.samples[r]).filter((s): s is SampleSetRef => s !== undefined && s.samples > 0);
     if (sets.length === 0 || !checkpoint) return undefined;
     state.phase = 'training';
-    const update = await training.trainGrpo({
+    const update = await grpoUpdate(training, {
       runId: self,
       checkpoint,
       samples: sets,
-      step: checkpoint.step + 1,
       rl: cfg.rl,
       resetOptimizer: checkpoint.step === start?.step,
-      ...(cfg.rl.useKlLoss || cfg.rl.useKlInReward ? { reference: start! } : {}),
+      rlStart: start!,
     });
     checkpoint = state.checkpoint = update.checkpoint;
     weights = state.weights = await training.publishWeights({ runId: self, checkpoint, version: weights.version + 1 });

@@ -30,6 +30,7 @@ import { failAsRun } from './failures';
 import { mean, workflowNow } from './plan-act-common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
+import { grpoUpdate } from './policy-update';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
 import type { PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
@@ -260,15 +261,13 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const t2 = workflowNow();
     const rows = rollouts.flatMap((r) => r.rows);
     const samples = rollouts.flatMap((r) => [r.samples.planner, r.samples.actor, r.samples.single]).filter((s): s is SampleSetRef => s !== undefined);
-    const update = await training.trainGrpo({
+    const update = await grpoUpdate(training, {
       runId,
       checkpoint,
       samples,
-      step: checkpoint.step + 1,
       rl: cfg.rl,
       resetOptimizer: rlStep === 1,
-      // The frozen reference policy of the KL loss / penalty: the checkpoint RL started from.
-      ...(cfg.rl.useKlLoss || cfg.rl.useKlInReward ? { reference: state.rlStart! } : {}),
+      rlStart: state.rlStart!,
       ...(dynamic.enabled ? { keepGroups } : {}),
     });
     const t3 = workflowNow();

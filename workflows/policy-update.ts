@@ -1,0 +1,37 @@
+/**
+ * One GRPO update of a policy on a rollout's sample sets, as trainingRun and a training planActJob
+ * both make it: the next global step after the checkpoint, and the frozen reference (the checkpoint
+ * RL started from) only when the KL loss or penalty needs it.
+ */
+import type { TrainGrpoOutput } from '../activities/training';
+import type { RunConfig } from '../src/config/schema';
+import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { CheckpointInfo } from '../src/contracts/weights';
+import { activityProxies } from './activity-proxies';
+
+export interface PolicyUpdate {
+  runId: string;
+  checkpoint: CheckpointInfo;
+  samples: SampleSetRef[];
+  rl: RunConfig['rl'];
+  /** The first update of RL: SFT's Adam moments do not fit policy-gradient scales. */
+  resetOptimizer: boolean;
+  /** The checkpoint RL started from. */
+  rlStart: CheckpointInfo;
+  /** Dynamic sampling: train only on these GRPO groups. */
+  keepGroups?: string[];
+}
+
+export function grpoUpdate(training: ReturnType<typeof activityProxies>['training'], u: PolicyUpdate): Promise<TrainGrpoOutput> {
+  return training.trainGrpo({
+    runId: u.runId,
+    checkpoint: u.checkpoint,
+    samples: u.samples,
+    step: u.checkpoint.step + 1,
+    rl: u.rl,
+    resetOptimizer: u.resetOptimizer,
+    // The frozen reference policy of the KL loss / penalty.
+    ...(u.rl.useKlLoss || u.rl.useKlInReward ? { reference: u.rlStart } : {}),
+    ...(u.keepGroups ? { keepGroups: u.keepGroups } : {}),
+  });
+}
