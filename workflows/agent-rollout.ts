@@ -12,7 +12,8 @@ import { agentProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
-import { rolloutProblems, workflowNow } from './plan-act-common';
+import { rolloutProblems } from './plan-act-common';
+import { workflowNow } from './common';
 import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSummary> {

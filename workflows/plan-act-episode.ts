@@ -17,7 +17,8 @@ import { errorMessage } from '../src/planact/error-message';
 import { generationSeed } from '../src/planact/sampling-seed';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
-import { emptyToolMetrics, preview, workflowNow } from './plan-act-common';
+import { emptyToolMetrics } from './plan-act-common';
+import { preview, workflowNow } from './common';
 import { CALC_MAX_ATTEMPTS, generateProxy, planActProxies } from './activity-proxies';
 import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from '../src/contracts/plan-act';
 

@@ -26,7 +26,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
-import { withDeadline } from './plan-act-common';
+import { withDeadline } from './common';
 import { fingerprint } from '../src/domain/rng';
 import { failAsRun } from './failures';
 import { ConfigError } from '../src/config/errors';

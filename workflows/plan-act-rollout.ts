@@ -10,7 +10,8 @@
 import { ChildWorkflowCancellationType, executeChild, log, workflowInfo } from '@temporalio/workflow';
 import type { AgentRole } from '../src/domain/types';
 import { episodeSeed } from '../src/planact/sampling-seed';
-import { addToolMetrics, emptyToolMetrics, episodeLimits, mean, rolloutProblems, workflowNow } from './plan-act-common';
+import { addToolMetrics, emptyToolMetrics, episodeLimits, rolloutProblems } from './plan-act-common';
+import { mean, workflowNow } from './common';
 import { planActEpisode, planActEpisodes } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';

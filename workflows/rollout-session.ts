@@ -28,7 +28,7 @@ import {
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import { errorMessage } from '../src/planact/error-message';
-import { withDeadline, workflowNow } from './plan-act-common';
+import { withDeadline, workflowNow } from './common';
 import { runPlanActRollout } from './plan-act-rollout';
 import type {
   Arrival,

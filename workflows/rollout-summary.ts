@@ -4,7 +4,8 @@
  * rows' own, so every kind counts them alike.
  */
 import type { EpisodeRow, RolloutMode, RolloutSummary, SampleSets } from '../src/contracts/plan-act';
-import { emptyToolMetrics, mean } from './plan-act-common';
+import { emptyToolMetrics } from './plan-act-common';
+import { mean } from './common';
 
 export interface RolloutReport extends Pick<RolloutSummary, 'tree' | 'horizon'> {
   rolloutId: number;

@@ -27,7 +27,7 @@ import { fingerprint } from '../src/domain/rng';
 import { activityProxies } from './activity-proxies';
 import { configFailure, resolveConfigOrFail } from './parse-config';
 import { failAsRun } from './failures';
-import { mean, workflowNow } from './plan-act-common';
+import { mean, workflowNow } from './common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 import { grpoUpdate } from './policy-update';

@@ -47,7 +47,8 @@ import {
   type SegmentText,
 } from '../src/tree';
 import { withNodes } from '../src/tree/build';
-import { emptyToolMetrics, rolloutProblems, workflowNow } from './plan-act-common';
+import { emptyToolMetrics, rolloutProblems } from './plan-act-common';
+import { workflowNow } from './common';
 import { meteredCalc } from './plan-act-episode';
 import { generateProxy, planActProxies } from './activity-proxies';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
