@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MetricsParseError, NoCurvesError, parseMetricsJsonl, renderCurvesPng } from '../src/report';
+import { runMain } from './lib/run-main';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -71,10 +72,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

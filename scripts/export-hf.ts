@@ -9,6 +9,7 @@ import { decodeCheckpoint } from '../src/model/checkpoint';
 import { writeHfDir } from '../src/model/hf-dir';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { defaultStore } from '../workers/create-workers';
+import { runMain } from './lib/run-main';
 
 async function main(): Promise<number> {
   const opts = new Command()
@@ -37,10 +38,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -20,6 +20,7 @@ import { ensureServer, workflowUrl } from './lib/local-server';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
 import { ensureRemoteEngine } from './lib/remote-engine-for-run';
+import { runMain } from './lib/run-main';
 
 async function main(): Promise<number> {
   const opts = new Command()
@@ -182,10 +183,4 @@ function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

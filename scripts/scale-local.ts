@@ -23,6 +23,7 @@ import { ensureServer } from './lib/local-server';
 import { ensureNamespace } from './lib/namespace';
 import { startS3Server } from './lib/s3-server';
 import { spawnWorker, type WorkerEntry, type WorkerProcess } from './lib/worker-fleet';
+import { runMain } from './lib/run-main';
 
 function positive(value: string): number {
   const n = Number(value);
@@ -108,10 +109,4 @@ async function main(): Promise<number> {
   return code;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

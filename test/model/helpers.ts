@@ -71,6 +71,16 @@ export async function ortRun(
   return { logits: (out[ONNX_IO.logits] as ort.Tensor).data as Float32Array, present };
 }
 
+/** Largest |difference| of any weight between two weight maps of the same model (names from the first). */
+export function maxWeightDiff(a: Record<string, Float32Array>, b: Record<string, Float32Array>): number {
+  let m = 0;
+  for (const [name, w] of Object.entries(a)) {
+    const other = b[name] as Float32Array;
+    for (let i = 0; i < w.length; i++) m = Math.max(m, Math.abs((w[i] as number) - (other[i] as number)));
+  }
+  return m;
+}
+
 export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
   let m = 0;

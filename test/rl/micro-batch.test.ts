@@ -11,6 +11,7 @@ import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
 import { mulberry32 } from '../../src/model/rng';
 import { type PgLossOptions, type TrainBatch, batchLossNorm, computeGradients, sequenceLogprobs, trainStep } from '../../src/rl/trainer';
+import { maxWeightDiff } from '../model/helpers';
 
 const cfg: GptConfig = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };
 const MODES: LossAggMode[] = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'];
@@ -123,12 +124,7 @@ test.each(MODES)('%s: trainStep with micro-batches reports what the full batch s
     expect(o.r.approxKl).toBeCloseTo(full.r.approxKl!, 5);
     expect(o.r.entropy).toBeCloseTo(full.r.entropy!, 5);
     expect(o.r.tokens).toBe(full.r.tokens);
-    for (const [name, w] of Object.entries(full.w)) {
-      const other = o.w[name] as Float32Array;
-      let maxDiff = 0;
-      for (let i = 0; i < w.length; i++) maxDiff = Math.max(maxDiff, Math.abs((w[i] as number) - (other[i] as number)));
-      expect(maxDiff).toBeLessThan(1e-5);
-    }
+    expect(maxWeightDiff(full.w, o.w)).toBeLessThan(1e-5);
   }
 });
 
