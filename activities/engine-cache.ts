@@ -8,7 +8,7 @@ import { OrtEngine } from '../src/engine/ort-engine';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
 import type { GptConfig } from '../src/model/arch';
-import type { WeightsInfo } from '../src/contracts/training-run';
+import type { WeightsInfo } from '../src/contracts/weights';
 
 const KEEP_VERSIONS = 2;
 

@@ -15,7 +15,7 @@ import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { evaluateHorizonPolicy, type HorizonEvalOptions, type HorizonEvalReport } from '../src/eval/horizon-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
-import type { CheckpointInfo, WeightsInfo } from '../src/contracts/training-run';
+import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 import { loadTokenizer } from '../src/model/tokenizer';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { closeTurn } from '../src/planact/protocol';

@@ -19,7 +19,7 @@ import type { BlobStore } from '../src/store/blob-store';
 import type { Arrival, ArrivalAck, RolloutSessionInput } from '../src/contracts/plan-act';
 import { EXPERIMENT, ROLLOUT_ID } from '../workflows/search-attributes';
 import { arriveUpdate, TASK_QUEUES } from '../workflows/shared';
-import type { WeightsInfo } from '../src/contracts/training-run';
+import type { WeightsInfo } from '../src/contracts/weights';
 import { runKey } from './names';
 
 export interface ArriveAtSessionInput {

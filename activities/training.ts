@@ -19,7 +19,7 @@ const TOKENIZER_CHECK = 'Compute: 17+25*3-(8/2)\nACT 1: 17+25\nRESULT 1: 42\nANS
 import { runGrpoUpdate, type GrpoUpdateResult } from '../src/rl/grpo-update';
 import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
-import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/training-run';
+import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
 import type { SampleSetRef } from '../src/contracts/plan-act';
 import { names } from './names';
 import { readSamples } from './samples';

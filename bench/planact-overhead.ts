@@ -45,7 +45,8 @@ import { runPlanActEpisode } from '../src/planact/episode';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
 import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
-import type { PlanActJobResult, PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
+import type { PlanActJobResult, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
+import type { PolicyRef } from '../src/contracts/weights';
 import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
 import { arg, flag } from './lib/args';
 

@@ -3,7 +3,7 @@ import type { BlobRef } from '../src/domain/types';
 import type { RunConfig } from '../src/config/schema';
 import type { ChunkRecord } from '../src/horizon/episode';
 import type { Cell } from '../src/tasks/grid/layout';
-import type { PolicyRef } from '../src/contracts/plan-act';
+import type { PolicyRef } from '../src/contracts/weights';
 
 export interface HorizonRolloutInput {
   runId: string;

@@ -34,23 +34,13 @@ import { configFailure, parseConfigOrFail, resolveConfigOrFail } from './parse-c
 import { planActProxies } from './activity-proxies';
 import { grpoUpdate } from './policy-update';
 import { planActRollout } from './plan-act-rollout';
-import type {
-  FallbackReason,
-  JobRolloutResult,
-  PlanActJobInput,
-  PlanActJobResult,
-  PlanActJobState,
-  JobEvalPoint,
-  JobTrainingStep,
-  PolicyRef,
-  SampleSetRef,
-  SessionDelivery,
-} from '../src/contracts/plan-act';
+import type { FallbackReason, JobRolloutResult, PlanActJobInput, PlanActJobResult, PlanActJobState, JobEvalPoint, JobTrainingStep, SampleSetRef, SessionDelivery } from '../src/contracts/plan-act';
+import type { PolicyRef } from '../src/contracts/weights';
 import { rolloutTerms } from './rollout-session';
 import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from './search-attributes';
 import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal, sessionWorkflowId } from './shared';
 import { singleAgentRollout } from './single-agent-rollout';
-import type { CheckpointInfo, WeightsInfo } from '../src/contracts/training-run';
+import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 
 /** Failure types when fallbackOnTimeout is off, one per reason, so callers can tell them apart. */
 export const FALLBACK_ERROR_TYPES: Record<FallbackReason, string> = {

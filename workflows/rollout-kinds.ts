@@ -6,8 +6,10 @@
  */
 import { executeChild } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
-import type { PolicyRef, RolloutSummary } from '../src/contracts/plan-act';
-import type { RlEvalPoint, WeightsInfo } from '../src/contracts/training-run';
+import type { RolloutSummary } from '../src/contracts/plan-act';
+import type { PolicyRef } from '../src/contracts/weights';
+import type { RlEvalPoint } from '../src/contracts/training-run';
+import type { WeightsInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';
 import { episodeLimits } from './plan-act-common';
 import { horizonRollout } from './horizon-rollout';

@@ -21,10 +21,12 @@ import type { RunConfigInput } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
 import { parseConfigOrFail } from './parse-config';
 import { planActRollout } from './plan-act-rollout';
-import type { PolicyRef, SampleSetRef } from '../src/contracts/plan-act';
+import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { PolicyRef } from '../src/contracts/weights';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type { EvalPoint, RunProgress, RunState, TrainingRunResult, WeightsInfo } from '../src/contracts/training-run';
+import type { EvalPoint, RunProgress, RunState, TrainingRunResult } from '../src/contracts/training-run';
+import type { WeightsInfo } from '../src/contracts/weights';
 import type { RlPointV1 } from '../src/contracts/training-run';
 
 export async function trainingRunV1(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {

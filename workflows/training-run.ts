@@ -33,23 +33,13 @@ import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 import { grpoUpdate } from './policy-update';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
-import type { PolicyRef, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
+import type { RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
+import type { PolicyRef } from '../src/contracts/weights';
 import { sumCounts } from '../src/timeline/counts';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type {
-  CheckpointInfo,
-  Comparison,
-  EvalPoint,
-  MoreSftBaseline,
-  RlEvalPoint,
-  RlPoint,
-  RunProgress,
-  RunState,
-  TrainingRunResult,
-  TrainingRunResume,
-  WeightsInfo,
-} from '../src/contracts/training-run';
+import type { Comparison, EvalPoint, MoreSftBaseline, RlEvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, TrainingRunResume } from '../src/contracts/training-run';
+import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
 const KEEP_POINTS = 50;

@@ -11,8 +11,6 @@ import type { AgentRole, BlobRef } from '../domain/types';
 import type { EpisodeFailure, EpisodeLimits } from '../planact/episode-types';
 import type { CheckpointInfo, PolicyRef, WeightsInfo } from './weights';
 
-export type { PolicyRef } from './weights';
-
 export type PlanActRoleName = 'planner' | 'actor';
 
 

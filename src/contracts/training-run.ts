@@ -2,8 +2,6 @@
 import type { HorizonSuccess } from '../horizon/metrics';
 import type { TimelineCounts } from '../timeline/counts';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from './weights';
-
-export type { CheckpointInfo, LossPoint, WeightsInfo } from './weights';
 import type { TreeRolloutCounts } from './tree';
 import type { BlobRef } from '../domain/types';
 import type { EvalReport } from '../eval/report';

@@ -13,7 +13,7 @@ import { initTfBackend } from '../../src/model/backend';
 import { encodeCheckpoint, type Checkpoint } from '../../src/model/checkpoint';
 import { initWeights } from '../../src/model/init';
 import { putJson } from '../../src/store/blob-store';
-import type { CheckpointInfo } from '../../src/contracts/training-run';
+import type { CheckpointInfo } from '../../src/contracts/weights';
 import { tempStore } from '../helpers/store';
 
 const config = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };

@@ -13,7 +13,8 @@ import { parseMetricsJsonl } from '../../src/report';
 import type { HorizonEpisodeDigest, HorizonRolloutInput } from '../../workflows/horizon-types';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES } from '../../workflows/shared';
-import type { TrainingRunResult, WeightsInfo } from '../../src/contracts/training-run';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
+import type { WeightsInfo } from '../../src/contracts/weights';
 import fs from 'node:fs';
 import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 

@@ -16,7 +16,7 @@ import { resolveLimits } from '../../src/planact/episode';
 import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActJobResult, SampleSetRef } from '../../src/contracts/plan-act';
 import { FELL_BACK, ROLE } from '../../workflows/search-attributes';
 import { jobStateQuery, TASK_QUEUES } from '../../workflows/shared';
-import type { WeightsInfo } from '../../src/contracts/training-run';
+import type { WeightsInfo } from '../../src/contracts/weights';
 import { historyPayloads, longestNumberArray } from '../helpers/history';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 

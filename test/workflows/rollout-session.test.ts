@@ -16,7 +16,7 @@ import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import type { JobRole, PlanActJobInput, PlanActJobResult, RolloutSessionResult, RolloutSessionState } from '../../src/contracts/plan-act';
 import { FELL_BACK, ROLE, ROLLOUT_ID } from '../../workflows/search-attributes';
 import { jobStateQuery, sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../../workflows/shared';
-import type { WeightsInfo } from '../../src/contracts/training-run';
+import type { WeightsInfo } from '../../src/contracts/weights';
 import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';

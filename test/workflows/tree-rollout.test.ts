@@ -13,7 +13,7 @@ import { checkInvariants, treeAdvantages, type Forest, type TreeNode } from '../
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES, treeStateQuery } from '../../workflows/shared';
 import type { TreeRolloutInput } from '../../src/contracts/tree';
-import type { WeightsInfo } from '../../src/contracts/training-run';
+import type { WeightsInfo } from '../../src/contracts/weights';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const ORACLE_WEIGHTS: WeightsInfo = { version: 2, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
