@@ -15,15 +15,37 @@ export function episodePrefix(episode: string): string {
   return `gateway/episodes/${episodeKey(episode)}/`;
 }
 
-/** A recorder numbering each episode's timelines in arrival order (one gateway process per store). */
+/**
+ * A recorder numbering each episode's timelines in the order they were served. Calls of one episode
+ * are recorded one after another (a queue per episode), so concurrent calls each get their own
+ * number instead of all reading "none yet" and overwriting one another; a number already taken in
+ * the store (another recorder on it, or an earlier process) is never overwritten but skipped.
+ */
 export function blobStoreRecorder(store: BlobStore): TimelineRecorder {
   const next = new Map<string, number>();
-  return async (episode, timeline) => {
+  const queues = new Map<string, Promise<void>>();
+  const write = async (episode: string, timeline: Timeline): Promise<void> => {
     const key = episodeKey(episode);
-    const seq = next.get(key) ?? (await store.listNames(episodePrefix(episode))).length;
-    next.set(key, seq + 1);
     const ref = await putJson(store, timeline, 'timeline');
-    await store.setName(`${episodePrefix(episode)}${String(seq).padStart(6, '0')}`, ref);
+    let seq = next.get(key) ?? (await store.listNames(episodePrefix(episode))).length;
+    for (;;) {
+      const name = `${episodePrefix(episode)}${String(seq).padStart(6, '0')}`;
+      const held = await store.nameIfAbsent(name, ref);
+      if (held.sha256 === ref.sha256) break;
+      seq += 1;
+    }
+    next.set(key, seq + 1);
+  };
+  return (episode, timeline) => {
+    const key = episodeKey(episode);
+    const queued = (queues.get(key) ?? Promise.resolve()).then(() => write(episode, timeline));
+    // The queue goes on after a failed write (that call reports its own error); it is dropped once idle.
+    const tail = queued.catch(() => undefined);
+    queues.set(key, tail);
+    void tail.then(() => {
+      if (queues.get(key) === tail) queues.delete(key);
+    });
+    return queued;
   };
 }
 

@@ -220,3 +220,17 @@ test('the blob-store recorder keeps each episode\'s timelines apart and in the o
   await blobStoreRecorder(store)('ep/a', t('a3'));
   expect((await readEpisodeTimelines(store, 'ep/a')).map((x) => x.id)).toEqual(['a1', 'a2', 'a3']);
 });
+
+test('concurrent calls of one episode each keep their recording, numbered in the order they were served', async () => {
+  const store = tempStore('gateway-recorder-concurrent');
+  const record = blobStoreRecorder(store);
+  const t = (id: string): Timeline => ({ id, agent: 'agent', tools: '', messages: [{ author: 'llm', text: id, tokenIds: [1], logprobs: [-1] }] });
+  // Eight first calls of a new episode at once: each used to read "no timelines yet" and write 000000.
+  const ids = Array.from({ length: 8 }, (_, i) => `c${i}`);
+  await Promise.all(ids.map((id) => record('ep-concurrent', t(id))));
+  expect((await readEpisodeTimelines(store, 'ep-concurrent')).map((x) => x.id)).toEqual(ids);
+  // A later call goes after them; a second recorder on the same store after that.
+  await record('ep-concurrent', t('c8'));
+  await blobStoreRecorder(store)('ep-concurrent', t('c9'));
+  expect((await readEpisodeTimelines(store, 'ep-concurrent')).map((x) => x.id)).toEqual([...ids, 'c8', 'c9']);
+});
