@@ -54,6 +54,30 @@ export class BatchingEngine {
     return Promise.all(prompts.map((p) => this.complete(p, params)));
   }
 
+  /**
+   * One engine batch. If it fails, each request is run again on its own, so a bad request (a prompt
+   * that encodes to no tokens, say) fails alone and the rest of its batch is served; a seeded request
+   * samples the same tokens alone as in a batch.
+   */
+  private async run(batch: Pending[]): Promise<void> {
+    try {
+      // Each request keeps its own seed: batch composition must not change what it samples.
+      const { seed: _first, ...shared } = batch[0]!.params;
+      const out = await this.engine.generate(
+        batch.map((p) => p.prompt),
+        shared,
+        { seeds: batch.map((p) => p.params.seed) },
+      );
+      batch.forEach((p, i) => p.resolve(out[i]!));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      for (const p of batch) await this.run([p]);
+    }
+  }
+
   private async drain(): Promise<void> {
     if (this.running) return;
     this.running = true;
@@ -68,18 +92,7 @@ export class BatchingEngine {
         }
         this.queue = rest;
         this.batchSizes.push(batch.length);
-        try {
-          // Each request keeps its own seed: batch composition must not change what it samples.
-          const { seed: _first, ...shared } = batch[0]!.params;
-          const out = await this.engine.generate(
-            batch.map((p) => p.prompt),
-            shared,
-            { seeds: batch.map((p) => p.params.seed) },
-          );
-          batch.forEach((p, i) => p.resolve(out[i]!));
-        } catch (err) {
-          for (const p of batch) p.reject(err);
-        }
+        await this.run(batch);
         // Let requests triggered by the results just delivered join the next batch.
         await new Promise((r) => setImmediate(r));
       }

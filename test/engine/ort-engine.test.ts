@@ -137,3 +137,17 @@ test('a seeded request samples the same tokens alone or in any batch (BatchingEn
   expect(new Set(together.map((c) => c.tokenIds.join(','))).size).toBeGreaterThan(1);
   expect(batcher.batchSizes.slice(0, 2)).toEqual([prompts.length, prompts.length]);
 });
+
+test('one bad request in a batch fails alone: the others of its batch are served (BatchingEngine)', async () => {
+  const { BatchingEngine } = await import('../../src/engine/batcher');
+  const batcher = new BatchingEngine(engine, 16);
+  const params: SamplingParams = { maxNewTokens: 6, temperature: 1, topP: 1, stop: [], seed: 9 };
+  // An empty prompt encodes to no tokens: the engine rejects it (it used to reject its whole batch).
+  const results = await Promise.allSettled([...prompts, '', ...prompts].map((p) => batcher.complete(p, params)));
+  const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+  expect(rejected).toEqual([prompts.length]);
+  expect(String((results[prompts.length] as PromiseRejectedResult).reason)).toMatch(/encodes to no tokens/);
+  // The others got exactly what they get alone.
+  const alone = await batcher.complete(prompts[0]!, params);
+  expect((results[0] as PromiseFulfilledResult<{ tokenIds: number[] }>).value.tokenIds).toEqual(alone.tokenIds);
+});
