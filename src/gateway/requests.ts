@@ -60,6 +60,8 @@ export const CompletionRequest = z
     echo: z.literal(false).optional(),
     /** vLLM's extension: return the prompt's and each choice's token ids. */
     return_token_ids: z.boolean().optional(),
+    /** vLLM's extension: keep the stop string at the end of the text (default: cut before it, as OpenAI). */
+    include_stop_str_in_output: z.boolean().optional(),
   })
   .strict();
 export type CompletionRequest = z.infer<typeof CompletionRequest>;

@@ -15,6 +15,7 @@ import { captureTimeline, splitPrompt } from '../timeline/capture';
 import type { Timeline } from '../timeline/types';
 import { offersCalculator, readAssistantTurn, renderChat } from './chat-template';
 import { GatewayError } from './errors';
+import { cutAtStop } from './stop-strings';
 import { ChatRequest, CompletionRequest, parseBody } from './requests';
 
 export interface GatewayEngine {
@@ -97,7 +98,15 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
         }),
       ),
     );
-    const turns = outs.map((c, k) => readAssistantTurn(c.text, c.finishReason, tools, `call_${id.slice(-12)}_${k}`));
+    // A user's stop string ends the visible content before it (OpenAI's behaviour); the calculator's
+    // own closing tag, when tools are offered, stays for the tool-call parser.
+    const visible = (c: Completion): string => {
+      if (c.finishReason !== 'stop') return c.text;
+      const user = cutAtStop(c.text, toList(body.stop));
+      const call = tools ? c.text.indexOf(CALC_CLOSE) : -1;
+      return user.matched !== undefined && (call < 0 || user.text.length < call) ? user.text : c.text;
+    };
+    const turns = outs.map((c, k) => readAssistantTurn(visible(c), c.finishReason, tools, `call_${id.slice(-12)}_${k}`));
     await record(
       req,
       outs.map((c, k) => timelineOf(`${id}-${k}`, agentOf(req), JSON.stringify(body.tools ?? []), chat.text, chat.messageStarts, c, turns[k]!.finish_reason === 'tool_calls')),
@@ -142,11 +151,11 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       model: opts.model,
       choices: outs.map((c, k) => ({
         index: k,
-        text: c.text,
+        text: c.finishReason === 'stop' ? cutAtStop(c.text, toList(body.stop), body.include_stop_str_in_output ?? false).text : c.text,
         logprobs: body.logprobs === 0 ? { tokens: c.tokenIds.map((t) => opts.tokenizer.decode([t])), token_logprobs: c.logprobs, top_logprobs: null, text_offset: [] } : null,
         finish_reason: c.finishReason === 'length' ? 'length' : 'stop',
         // vLLM's conventions: what stopped it (a stop string, or null for the end-of-sequence token), and the ids.
-        stop_reason: c.finishReason === 'stop' ? (toList(body.stop).find((s) => c.text.includes(s)) ?? null) : null,
+        stop_reason: c.finishReason === 'stop' ? (cutAtStop(c.text, toList(body.stop)).matched ?? null) : null,
         ...(body.return_token_ids ? { prompt_token_ids: c.promptTokenIds, token_ids: c.tokenIds } : {}),
       })),
       usage: usageOf(lengths.reduce((a, b) => a + b, 0), outs),

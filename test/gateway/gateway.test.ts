@@ -234,3 +234,34 @@ test('concurrent calls of one episode each keep their recording, numbered in the
   await blobStoreRecorder(store)('ep-concurrent', t('c9'));
   expect((await readEpisodeTimelines(store, 'ep-concurrent')).map((x) => x.id)).toEqual([...ids, 'c8', 'c9']);
 });
+
+describe('stop strings', () => {
+  let served: Awaited<ReturnType<typeof serve>>;
+  /** Writes "The sum is 46. More text" and stops on the user's stop string inside its last token, as an engine of whole tokens does. */
+  const writer: GatewayEngine = {
+    async complete(prompt: string, params: SamplingParams): Promise<Completion> {
+      const text = 'The sum is 46. More';
+      const tokenIds = tokenizer.encode(text);
+      const stopped = params.stop.some((s) => text.includes(s));
+      return { text, promptTokenIds: tokenizer.encode(prompt), tokenIds, logprobs: tokenIds.map(() => -0.1), entropy: tokenIds.map(() => 0), finishReason: stopped ? 'stop' : 'length' };
+    },
+  };
+  beforeAll(async () => {
+    served = await serve(writer);
+  });
+  afterAll(async () => {
+    await served?.app.close();
+  });
+
+  it('are cut from the output as OpenAI does, with nothing of the token after them; include_stop_str_in_output keeps the stop only', async () => {
+    const post = async (body: object) => (await (await fetch(`${served.base}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'Q', max_tokens: 8, ...body }) })).json()) as { choices: Array<{ text: string; stop_reason: string | null; finish_reason: string }> };
+    const cut = await post({ stop: ['. M', 'is 4'] });
+    expect(cut.choices[0]).toMatchObject({ text: 'The sum ', stop_reason: 'is 4', finish_reason: 'stop' });
+    const kept = await post({ stop: ['46'], include_stop_str_in_output: true });
+    expect(kept.choices[0]).toMatchObject({ text: 'The sum is 46', stop_reason: '46' });
+    const client = served.client();
+    const chat = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Q' }], stop: ['.'], max_tokens: 8 });
+    expect(chat.choices[0]!.message.content).toBe('The sum is 46');
+    expect(chat.choices[0]!.finish_reason).toBe('stop');
+  });
+});
