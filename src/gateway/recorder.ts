@@ -4,12 +4,9 @@
  * episode's calls can be read back, merged and trained on.
  */
 import { getJson, putJson, type BlobStore } from '../store/blob-store';
+import { episodeKey } from './episode-ids';
 import type { Timeline } from '../timeline/types';
 import type { TimelineRecorder } from './server';
-
-function episodeKey(episode: string): string {
-  return episode.replace(/[^A-Za-z0-9._-]/g, '_');
-}
 
 export function episodePrefix(episode: string): string {
   return `gateway/episodes/${episodeKey(episode)}/`;

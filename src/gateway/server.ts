@@ -16,6 +16,7 @@ import type { Timeline } from '../timeline/types';
 import { offersCalculator, readAssistantTurn, renderChat } from './chat-template';
 import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
+import { checkEpisodeId } from './episode-ids';
 import { ChatRequest, CompletionRequest, parseBody } from './requests';
 
 export interface GatewayEngine {
@@ -66,6 +67,11 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     }
     return asked ?? room;
   };
+  // A bad episode id is refused before anything is generated (it used to fail after, with a 500).
+  app.addHook('preHandler', async (req) => {
+    const episode = req.headers[EPISODE_HEADER];
+    if (episode !== undefined) checkEpisodeId(episode);
+  });
   const record = async (req: FastifyRequest, timelines: Timeline[]) => {
     const episode = req.headers[EPISODE_HEADER];
     if (typeof episode !== 'string' || episode === '' || !opts.recorder) return;

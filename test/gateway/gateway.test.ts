@@ -265,3 +265,35 @@ describe('stop strings', () => {
     expect(chat.choices[0]!.finish_reason).toBe('stop');
   });
 });
+
+describe('episode ids', () => {
+  it('are refused before any generation when they cannot be an id, naming the header', async () => {
+    let calls = 0;
+    const counted = await serve({ complete: async (prompt, params) => (calls++, ort.generate([prompt], params).then((o) => o[0]!)) });
+    try {
+      for (const bad of ['x'.repeat(300), 'a\nb']) {
+        const res = await fetch(`${counted.base}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-episode-id': bad.replace('\n', '\t') },
+          body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 1+2\n' }], max_tokens: 2 }),
+        });
+        expect(res.status).toBe(400);
+        const body = (await res.json()) as { error: { message: string; param: string } };
+        expect(body.error).toMatchObject({ param: 'x-episode-id', message: expect.stringMatching(/^x-episode-id /) });
+        expect(body.error.message).not.toMatch(/\/tmp|\/work|\.data/);
+      }
+      expect(calls).toBe(0);
+    } finally {
+      await counted.app.close();
+    }
+  });
+
+  it('that differ stay apart in the store: col/1, col_1, col 1, non-ASCII ids of one length, and dots', async () => {
+    const store = tempStore('gateway-episode-keys');
+    const record = blobStoreRecorder(store);
+    const t = (id: string): Timeline => ({ id, agent: 'agent', tools: '', messages: [{ author: 'llm', text: id, tokenIds: [1], logprobs: [-1] }] });
+    const ids = ['col/1', 'col_1', 'col 1', 'épisode', 'éπisode', '.', '..'];
+    for (const id of ids) await record(id, t(id));
+    for (const id of ids) expect((await readEpisodeTimelines(store, id)).map((x) => x.id)).toEqual([id]);
+  });
+});
