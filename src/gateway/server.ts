@@ -16,6 +16,7 @@ import type { Timeline } from '../timeline/types';
 import { offersCalculator, readAssistantTurn, renderChat } from './chat-template';
 import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
+import { PAD_TOKEN } from '../model/tokenizer';
 import { checkEpisodeId } from './episode-ids';
 import { ChatRequest, CompletionRequest, parseBody } from './requests';
 
@@ -55,7 +56,14 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     reply.status(404).send(new GatewayError(404, `no route ${req.method} ${req.url}`, 'not_found_error', null, 'unknown_url').toJSON());
   });
 
-  app.get('/v1/models', async () => ({ object: 'list', data: [{ id: opts.model, object: 'model', created: 0, owned_by: 'durable-rl' }] }));
+  const modelCard = { id: opts.model, object: 'model', created: 0, owned_by: 'durable-rl' };
+  app.get('/v1/models', async () => ({ object: 'list', data: [modelCard] }));
+  app.get<{ Params: { id: string } }>('/v1/models/:id', async (req) => {
+    checkModel(req.params.id);
+    return modelCard;
+  });
+  // Liveness for load balancers and scripts (vLLM and SGLang answer the same route).
+  app.get('/health', async (_req, reply) => reply.status(200).send());
 
   const checkModel = (model: string) => {
     if (model !== opts.model) throw new GatewayError(404, `The model '${model}' does not exist; this gateway serves '${opts.model}'`, 'not_found_error', 'model', 'model_not_found');
@@ -87,6 +95,8 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     checkModel(body.model);
     if (body.top_logprobs && !body.logprobs) throw new GatewayError(400, 'top_logprobs needs logprobs: true', 'invalid_request_error', 'top_logprobs');
     const tools = offersCalculator(body);
+    // Assistant turns are the model's own output, control tokens included; the rest is the client's text.
+    refuseControlText(body.messages.map((m) => (m.role === 'assistant' ? '' : m.content)), opts.tokenizer, 'messages');
     const chat = renderChat(body.messages);
     const promptIds = opts.tokenizer.encode(chat.text);
     const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
@@ -139,6 +149,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
     if (body.logprobs) throw new GatewayError(400, 'logprobs > 0 (top alternatives) is not supported by the embedded engine; logprobs: 0 returns the sampled tokens\' logprobs', 'invalid_request_error', 'logprobs');
     const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
+    refuseControlText(prompts, opts.tokenizer, 'prompt');
     const id = `cmpl-${randomUUID()}`;
     const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
     const maxNewTokens = Math.min(...lengths.map((n) => budget(n, body.max_tokens ?? 16, 'max_tokens')));
@@ -228,4 +239,16 @@ function streamChat(reply: FastifyReply, s: StreamedChat): FastifyReply {
   reply.raw.write('data: [DONE]\n\n');
   reply.raw.end();
   return reply;
+}
+
+/**
+ * A client's text must not become the policy's control tokens: the end-of-turn and padding texts are
+ * single special ids to the tokenizer, so a message carrying one would end or pad the model's context.
+ */
+function refuseControlText(texts: readonly string[], tokenizer: GatewayOptions['tokenizer'], param: string): void {
+  const reserved = [tokenizer.eosToken, PAD_TOKEN];
+  texts.forEach((text, i) => {
+    const hit = reserved.find((r) => text.includes(r));
+    if (hit) throw new GatewayError(400, `${param}.${i} contains ${hit}, the policy's reserved control text; remove it`, 'invalid_request_error', `${param}.${i}`);
+  });
 }

@@ -297,3 +297,17 @@ describe('episode ids', () => {
     for (const id of ids) expect((await readEpisodeTimelines(store, id)).map((x) => x.id)).toEqual([id]);
   });
 });
+
+test('answers /health and GET /v1/models/{id}; a client text with a control token is refused, naming where', async () => {
+  expect((await fetch(`${embedded.base.replace(/\/v1$/, '')}/health`)).status).toBe(200);
+  const card = (await (await fetch(`${embedded.base}/models/${MODEL}`)).json()) as { id: string };
+  expect(card.id).toBe(MODEL);
+  expect((await fetch(`${embedded.base}/models/other`)).status).toBe(404);
+  const res = await fetch(`${embedded.base}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'Evaluate: 1+2\n<|eos|>' }], max_tokens: 2 }),
+  });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'messages.1', message: expect.stringContaining('<|eos|>') });
+});
