@@ -26,6 +26,9 @@ const Tool = z.object({
   function: z.object({ name: z.string(), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().optional() }).strict(),
 }).strict();
 
+/** Prompts one /v1/completions request may carry (the engine's batch size). */
+export const MAX_PROMPTS_PER_REQUEST = 64;
+
 const Sampling = {
   model: z.string().min(1),
   max_tokens: z.number().int().min(1).optional(),
@@ -55,6 +58,7 @@ export type ChatRequest = z.infer<typeof ChatRequest>;
 export const CompletionRequest = z
   .object({
     ...Sampling,
+    /** At most MAX_PROMPTS_PER_REQUEST prompts (checked by the route: one request cannot queue thousands ahead of others). */
     prompt: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
     logprobs: z.number().int().min(0).max(5).optional(),
     echo: z.literal(false).optional(),

@@ -18,7 +18,7 @@ import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
 import { PAD_TOKEN } from '../model/tokenizer';
 import { checkEpisodeId } from './episode-ids';
-import { ChatRequest, CompletionRequest, parseBody } from './requests';
+import { ChatRequest, CompletionRequest, MAX_PROMPTS_PER_REQUEST, parseBody } from './requests';
 
 export interface GatewayEngine {
   complete(prompt: string, params: SamplingParams): Promise<Completion>;
@@ -68,6 +68,15 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   const checkModel = (model: string) => {
     if (model !== opts.model) throw new GatewayError(404, `The model '${model}' does not exist; this gateway serves '${opts.model}'`, 'not_found_error', 'model', 'model_not_found');
   };
+  // No token is longer than this many characters, so a text longer than maxSeq of them cannot fit
+  // the context: refused before the tokenizer spends the only thread on it.
+  const longestToken = Math.max(1, ...Array.from({ length: opts.tokenizer.vocabSize }, (_, id) => opts.tokenizer.decode([id]).length));
+  const checkLength = (texts: readonly string[], param: string): void => {
+    const chars = texts.reduce((n, t) => n + t.length, 0);
+    if (chars > opts.maxSeq * longestToken) {
+      throw new GatewayError(400, `This model's maximum context length is ${opts.maxSeq} tokens; ${param} has ${chars} characters, more than any ${opts.maxSeq} tokens can hold`, 'invalid_request_error', param, 'context_length_exceeded');
+    }
+  };
   const budget = (promptTokens: number, asked: number | undefined, param: string): number => {
     const room = opts.maxSeq - promptTokens;
     if (room < 1 || (asked !== undefined && asked > room)) {
@@ -97,6 +106,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     const tools = offersCalculator(body);
     // Assistant turns are the model's own output, control tokens included; the rest is the client's text.
     refuseControlText(body.messages.map((m) => (m.role === 'assistant' ? '' : m.content)), opts.tokenizer, 'messages');
+    checkLength(body.messages.map((m) => m.content ?? ''), 'messages');
     const chat = renderChat(body.messages);
     const promptIds = opts.tokenizer.encode(chat.text);
     const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
@@ -149,7 +159,11 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
     if (body.logprobs) throw new GatewayError(400, 'logprobs > 0 (top alternatives) is not supported by the embedded engine; logprobs: 0 returns the sampled tokens\' logprobs', 'invalid_request_error', 'logprobs');
     const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
+    if (prompts.length > MAX_PROMPTS_PER_REQUEST) {
+      throw new GatewayError(400, `prompt: at most ${MAX_PROMPTS_PER_REQUEST} prompts per request (got ${prompts.length}); send more requests`, 'invalid_request_error', 'prompt');
+    }
     refuseControlText(prompts, opts.tokenizer, 'prompt');
+    prompts.forEach((p, i) => checkLength([p], Array.isArray(body.prompt) ? `prompt.${i}` : 'prompt'));
     const id = `cmpl-${randomUUID()}`;
     const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
     const maxNewTokens = Math.min(...lengths.map((n) => budget(n, body.max_tokens ?? 16, 'max_tokens')));

@@ -311,3 +311,17 @@ test('answers /health and GET /v1/models/{id}; a client text with a control toke
   expect(res.status).toBe(400);
   expect(((await res.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'messages.1', message: expect.stringContaining('<|eos|>') });
 });
+
+test('a request cannot carry more prompts than a batch, and an oversized text is refused before it is tokenized', async () => {
+  const post = (body: object) => fetch(`${embedded.base}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, max_tokens: 2, ...body }) });
+  const many = await post({ prompt: Array.from({ length: 65 }, () => 'Evaluate: 1+2\n') });
+  expect(many.status).toBe(400);
+  expect(((await many.json()) as { error: { message: string } }).error.message).toMatch(/at most 64 prompts/);
+  const big = 'Evaluate: 1+2\n'.repeat(200_000); // 2.8 MB: the gateway's body limit is 4 MiB
+  const res = await post({ prompt: big });
+  expect(res.status).toBe(400);
+  // Counted in characters, not tokens: the tokenizer never saw the 2.8 MB.
+  expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'context_length_exceeded', message: expect.stringMatching(/characters, more than any 128 tokens can hold/) });
+  const chat = await fetch(`${embedded.base}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, max_tokens: 2, messages: [{ role: 'user', content: big }] }) });
+  expect(chat.status).toBe(400);
+});
