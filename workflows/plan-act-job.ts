@@ -347,6 +347,7 @@ function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
     ...(cfg.task.extraDemonstrations ? ['task.extraDemonstrations (SFT demonstrations: trainingRun only)'] : []),
     ...(cfg.rl.dynamicSampling?.enabled ? ['rl.dynamicSampling (trainingRun only: a job trains on the rollout it took part in)'] : []),
     ...((cfg.workflow?.continueAsNewEvery ?? 0) > 0 ? ['workflow.continueAsNewEvery (trainingRun only)'] : []),
+    ...(cfg.inference.openai?.weightSync ? ['inference.openai.weightSync (trainingRun only: a job does not train a remote model)'] : []),
   ];
   if (notForJobs.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob config: ${notForJobs.join('; ')}`, 'ConfigError');
   const wanted = input.role === 'shared' ? 'shared' : 'dual';

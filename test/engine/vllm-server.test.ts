@@ -159,6 +159,10 @@ describe('planActJob on the vLLM server', () => {
       expect(planner.every((s) => s.responseTokens.length > 0 && s.metadata.weightVersion === 0)).toBe(true);
       const trained = await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('vllm-train'), args: [{ role: 'shared', config }] });
       await expect(trained.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/cannot train or publish/) } });
+      // weightSync means nothing to a job: refused by name rather than ignored.
+      const synced = { ...config, inference: { engine: 'openai' as const, openai: { baseUrl, model: 'policy', weightSync: { dir: path.join(work, 'job-sync') } } } };
+      const refused = await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('vllm-job-sync'), args: [{ role: 'shared', config: synced, train: false }] });
+      await expect(refused.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/inference\.openai\.weightSync/) } });
     } finally {
       await ctx.stop();
     }
