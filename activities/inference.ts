@@ -117,7 +117,13 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     let remote = remotes.get(key);
     if (!remote) {
       remote = (async () => {
-        const tok = ref.tokenizer ? loadTokenizer(ref.tokenizer) : tokenizer();
+        let tok: TextTokenizer;
+        try {
+          tok = ref.tokenizer ? loadTokenizer(ref.tokenizer) : tokenizer();
+        } catch (err) {
+          // The Plan/Act protocol ends turns with its own <|eos|> token: a tokenizer without it cannot serve.
+          throw new RemoteEngineRequestError(0, 'server-config', `inference.openai.tokenizer ${ref.tokenizer}: ${(err as Error).message} (the Plan/Act protocol needs the served tokenizer to have its <|eos|> and <|pad|> tokens)`);
+        }
         const probe = `Compute: 17+25*3\nACT 1: 17+25\n<calc>17+25</calc>\n<result>42</result>\n${tok.eosToken}`;
         const served = await serverTokenize(ref.baseUrl, ref.model, probe);
         const mine = tok.encode(probe);

@@ -133,6 +133,13 @@ describe('the remote engine on a real vLLM server', () => {
     const overflow = await env.run(activities.generate, input({ prompt: 'Compute: 1+2+3+4+5+6+7+8+9\n'.repeat(20) })).catch((e: unknown) => e);
     expect(overflow).toMatchObject({ type: 'RemoteEngineRequestError', nonRetryable: true, message: expect.stringMatching(/maximum context length is 192/) });
     expect((overflow as ApplicationFailure).details?.[0]).toMatchObject({ problem: 'context-overflow', status: 400 });
+    // A tokenizer that is not the served one (here: without the protocol's end-of-turn token) is refused
+    // by the /tokenize check, naming the key to set.
+    const foreign = path.join(work, 'foreign-tokenizer.json');
+    const json = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'assets', 'tokenizer.json'), 'utf8')) as { added_tokens: Array<{ content: string }> };
+    fs.writeFileSync(foreign, JSON.stringify({ ...json, added_tokens: json.added_tokens.filter((t) => t.content !== '<|eos|>') }));
+    const noEos = await env.run(activities.generate, input({ remote: { baseUrl, model: 'policy', tokenizer: foreign } })).catch((e: unknown) => e);
+    expect(noEos).toMatchObject({ type: 'RemoteEngineRequestError', nonRetryable: true, message: expect.stringMatching(/tokenizes differently from .*foreign-tokenizer\.json.*set inference\.openai\.tokenizer/) });
     // The same errors from the engine itself, typed.
     await expect(new RemoteOpenAIEngine({ baseUrl, model: 'nope', tokenizer: tok }).complete('x', { maxNewTokens: 1, temperature: 1, topP: 1, stop: [] })).rejects.toBeInstanceOf(RemoteEngineRequestError);
   });
