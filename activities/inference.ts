@@ -173,15 +173,16 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       meta: { run_id: input.runId, step: String(ckpt.step), weight_version: String(input.weights.version) },
     });
     const t1 = Date.now();
+    let t2: number;
+    let served: Completion;
     try {
       await reloadVllmWeights(input.remote.baseUrl, dir, input.weights.version);
+      t2 = Date.now();
+      const params: SamplingParams = { maxNewTokens: 8, temperature: 1, topP: 1, stop: [], seed: 1 };
+      served = await (await remoteEngine(input.remote)).complete(SYNC_CHECK_PROMPT, params);
     } catch (err) {
       throw asActivityFailure(err);
     }
-    const t2 = Date.now();
-    const params: SamplingParams = { maxNewTokens: 8, temperature: 1, topP: 1, stop: [], seed: 1 };
-    const remote = await remoteEngine(input.remote).catch((err: unknown) => Promise.reject(asActivityFailure(err)));
-    const served = await remote.complete(SYNC_CHECK_PROMPT, params).catch((err: unknown) => Promise.reject(asActivityFailure(err)));
     const local = await (await engines.get(input.weights)).scoreTokens(served.promptTokenIds, served.tokenIds);
     const maxLogprobDiff = Math.max(0, ...served.logprobs.map((lp, i) => Math.abs(lp - (local[i] as number))));
     if (!(maxLogprobDiff <= SYNC_LOGPROB_TOLERANCE)) {
@@ -233,7 +234,6 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     async syncRemoteWeights(input: SyncRemoteWeightsInput): Promise<SyncRemoteWeightsResult> {
       return withHeartbeat(syncRemote(input), () => ({ version: input.weights.version }));
     },
-
 
     /** End-to-end accuracy on held-out problems of a distribution, greedy and sampled (how RL is judged). */
     async evaluateEpisodes(input: EvaluateEpisodesInput): Promise<EpisodeAccuracyReport> {

@@ -1,4 +1,6 @@
 /** Blob-store names per run, so every activity (and test) agrees where things live. */
+import type { BlobStore } from '../src/store/blob-store';
+
 const pad = (n: number) => String(n).padStart(6, '0');
 
 /** Workflow ids may hold any character; names allow letters, digits, ".", "_" and "-". */
@@ -17,3 +19,9 @@ export const names = {
   runState: (runId: string) => `runs/${runKey(runId)}/state/latest`,
   runConfig: (runId: string) => `runs/${runKey(runId)}/config-hash`,
 };
+
+/** The steps a run has checkpoints at (its checkpoint names' numbers), in store order. */
+export async function checkpointSteps(store: BlobStore, runId: string): Promise<number[]> {
+  const found = await store.listNames(names.checkpointPrefix(runId));
+  return found.map((n) => Number(n.slice(n.lastIndexOf('-') + 1))).filter(Number.isFinite);
+}

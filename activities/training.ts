@@ -21,7 +21,7 @@ import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
 import type { SampleSetRef } from '../src/contracts/plan-act';
-import { names } from './names';
+import { checkpointSteps, names } from './names';
 import { readSamples } from './samples';
 
 export interface InitPolicyInput {
@@ -168,8 +168,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
      * optimiser state stays behind: a new run starts its own schedule).
      */
     async checkpointFromRun(input: CheckpointFromRunInput): Promise<CheckpointInfo> {
-      const found = await store.listNames(names.checkpointPrefix(input.fromRun));
-      const steps = found.map((n) => Number(n.slice(n.lastIndexOf('-') + 1))).filter(Number.isFinite);
+      const steps = await checkpointSteps(store, input.fromRun);
       if (steps.length === 0) {
         throw ApplicationFailure.nonRetryable(`init.fromRun: no checkpoints of run '${input.fromRun}' in the blob store`, 'ConfigError');
       }
@@ -179,11 +178,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         throw ApplicationFailure.nonRetryable(`init.step: run '${input.fromRun}' has no checkpoint at step ${step} (it has ${steps.join(', ')})`, 'ConfigError');
       }
       const ckpt = decodeCheckpoint(await store.get(ref));
-      const mismatch = (Object.keys(input.model) as Array<keyof RunConfig['model']>).filter((k) => ckpt.config[k] !== input.model[k]);
-      if (mismatch.length > 0) {
-        const what = mismatch.map((k) => `model.${k} is ${input.model[k]} here but ${ckpt.config[k]} in '${input.fromRun}'`).join('; ');
-        throw ApplicationFailure.nonRetryable(`init.fromRun: ${what}`, 'ConfigError');
-      }
+      refuseOtherShape('init.fromRun', input.model, ckpt.config, `'${input.fromRun}'`);
       return saveCheckpoint(input.runId, { config: ckpt.config, weights: ckpt.weights, step: 0 });
     },
 
@@ -204,11 +199,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       if (tokenizerFromJson(JSON.parse(imported.tokenizerJson) as object).encode(TOKENIZER_CHECK).join() !== tok.encode(TOKENIZER_CHECK).join() || imported.config.vocabSize !== tok.vocabSize) {
         throw ApplicationFailure.nonRetryable(`init.fromHf: ${input.dir}/tokenizer.json is not the project's tokenizer (assets/tokenizer.json), which the run's prompts and demonstrations are encoded with`, 'ConfigError');
       }
-      const mismatch = (Object.keys(input.model) as Array<keyof RunConfig['model']>).filter((k) => imported.config[k] !== input.model[k]);
-      if (mismatch.length > 0) {
-        const what = mismatch.map((k) => `model.${k} is ${input.model[k]} here but ${imported.config[k]} in ${input.dir}`).join('; ');
-        throw ApplicationFailure.nonRetryable(`init.fromHf: ${what}`, 'ConfigError');
-      }
+      refuseOtherShape('init.fromHf', input.model, imported.config, input.dir);
       return saveCheckpoint(input.runId, { config: imported.config, weights: imported.weights, step: 0 });
     },
 
@@ -228,6 +219,14 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       return { version: input.version, step: input.checkpoint.step, onnx };
     },
   };
+}
+
+/** A starting policy must have the run's shape (model.*): a ConfigError naming every key that differs. */
+function refuseOtherShape(key: string, model: RunConfig['model'], found: RunConfig['model'], where: string): void {
+  const mismatch = (Object.keys(model) as Array<keyof RunConfig['model']>).filter((k) => found[k] !== model[k]);
+  if (mismatch.length === 0) return;
+  const what = mismatch.map((k) => `model.${k} is ${model[k]} here but ${found[k]} in ${where}`).join('; ');
+  throw ApplicationFailure.nonRetryable(`${key}: ${what}`, 'ConfigError');
 }
 
 export type TrainingActivities = ReturnType<typeof createTrainingActivities>;

@@ -4,7 +4,7 @@
  * Reads the blob store the workers use (DURABLE_RL_STORE and friends, default .data/store).
  */
 import { Command } from 'commander';
-import { names } from '../activities/names';
+import { checkpointSteps, names } from '../activities/names';
 import { decodeCheckpoint } from '../src/model/checkpoint';
 import { writeHfDir } from '../src/model/hf-dir';
 import { loadTokenizer } from '../src/model/tokenizer';
@@ -20,8 +20,7 @@ async function main(): Promise<number> {
     .parse()
     .opts<{ run: string; out: string; step?: string }>();
   const store = defaultStore();
-  const found = await store.listNames(names.checkpointPrefix(opts.run));
-  const steps = found.map((n) => Number(n.slice(n.lastIndexOf('-') + 1))).filter(Number.isFinite);
+  const steps = await checkpointSteps(store, opts.run);
   if (steps.length === 0) {
     console.error(`export:hf: no checkpoints of run '${opts.run}' in the blob store`);
     return 2;

@@ -2,13 +2,13 @@
  * Starts and finds the Temporal CLI dev server (`temporal server start-dev`) that the project's
  * setup builds from the Go module proxy. Used by the main job, the UI command and the test setup.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
+import { spawnLogged } from './logged-process';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 
@@ -68,28 +68,17 @@ export async function startDevServer(opts: DevServerOptions): Promise<RunningSer
   if (!fs.existsSync(binary)) {
     throw new Error(`Temporal CLI not found at ${binary}; run scripts/setup.sh (it builds the CLI once)`);
   }
-  fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
   if (opts.dbFile) fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-  const log = fs.openSync(opts.logFile, 'a');
-  const child = spawn(binary, devServerArgs(opts), { detached: opts.detached, stdio: ['ignore', log, log] });
-  fs.closeSync(log);
-  if (opts.detached) child.unref();
+  const { child, exitCode, exited: exit } = spawnLogged(binary, devServerArgs(opts), { logFile: opts.logFile, detached: opts.detached });
   const address = `127.0.0.1:${opts.port}`;
-  let exited: number | null = null;
-  const exit = new Promise<void>((resolve) =>
-    child.on('exit', (code) => {
-      exited = code ?? -1;
-      resolve();
-    }),
-  );
-  await waitForServer(address, 60_000, () => exited !== null);
-  if (exited !== null) throw new Error(`Temporal dev server exited with ${exited}; see ${opts.logFile}`);
+  await waitForServer(address, 60_000, () => exitCode() !== null);
+  if (exitCode() !== null) throw new Error(`Temporal dev server exited with ${exitCode()}; see ${opts.logFile}`);
   const pid = child.pid ?? -1;
   return {
     address,
     pid,
     stop: async () => {
-      if (exited === null) child.kill('SIGTERM');
+      if (exitCode() === null) child.kill('SIGTERM');
       await exit;
     },
   };

@@ -4,12 +4,12 @@
  * sub-folder). The tests, the benchmark and the local multi-process deployment start it on a port of
  * their choosing; nothing here is a mock, it is a real S3 server.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { portOpen } from './dev-server';
+import { spawnLogged } from './logged-process';
 
 export const VERSITYGW_VERSION = 'v1.8.0';
 
@@ -46,27 +46,16 @@ export async function startS3Server(opts: S3ServerOptions): Promise<RunningS3Ser
   const binary = versitygwPath();
   if (!fs.existsSync(binary)) throw new Error(`versitygw not found at ${binary}; run scripts/setup.sh (it builds it once from the Go module proxy)`);
   fs.mkdirSync(opts.dataDir, { recursive: true });
-  fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
-  const log = fs.openSync(opts.logFile, 'a');
   const { accessKeyId, secretAccessKey } = LOCAL_S3_CREDENTIALS;
   // Keys by environment, not argv, so they do not show in `ps`.
-  const child = spawn(binary, ['--port', `127.0.0.1:${opts.port}`, '--quiet', 'posix', opts.dataDir], {
+  const { child, exitCode, exited: exit } = spawnLogged(binary, ['--port', `127.0.0.1:${opts.port}`, '--quiet', 'posix', opts.dataDir], {
+    logFile: opts.logFile,
     detached: opts.detached ?? false,
-    stdio: ['ignore', log, log],
     env: { ...process.env, ROOT_ACCESS_KEY_ID: accessKeyId, ROOT_SECRET_ACCESS_KEY: secretAccessKey },
   });
-  fs.closeSync(log);
-  if (opts.detached) child.unref();
-  let exited: number | null = null;
-  const exit = new Promise<void>((resolve) =>
-    child.on('exit', (code) => {
-      exited = code ?? -1;
-      resolve();
-    }),
-  );
   const deadline = Date.now() + 30_000;
-  while (!(await portOpen(opts.port))) {
-    if (exited !== null) throw new Error(`versitygw exited with ${exited}; see ${opts.logFile}`);
+  while (!(await portOpen(`127.0.0.1:${opts.port}`))) {
+    if (exitCode() !== null) throw new Error(`versitygw exited with ${exitCode()}; see ${opts.logFile}`);
     if (Date.now() > deadline) throw new Error(`versitygw did not listen on 127.0.0.1:${opts.port} within 30 s; see ${opts.logFile}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -95,19 +84,8 @@ export async function startS3Server(opts: S3ServerOptions): Promise<RunningS3Ser
       }
     },
     stop: async () => {
-      if (exited === null) child.kill('SIGTERM');
+      if (exitCode() === null) child.kill('SIGTERM');
       await exit;
     },
   };
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

@@ -11,9 +11,7 @@
  *    network.
  * Used by the tests, `npm run engine:vllm`, the main job with configs/vllm.yaml and bench:engine.
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
+import { spawnLogged } from './logged-process';
 import { pythonBin } from './python-env';
 
 export interface VllmServerOptions {
@@ -56,11 +54,9 @@ export function vllmArgs(o: VllmServerOptions): string[] {
 }
 
 export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Promise<RunningVllm> {
-  fs.mkdirSync(path.dirname(o.logFile), { recursive: true });
-  const log = fs.openSync(o.logFile, 'a');
-  const child = spawn(pythonBin(), vllmArgs(o), {
+  const { child, exitCode, exited: exit } = spawnLogged(pythonBin(), vllmArgs(o), {
+    logFile: o.logFile,
     detached: o.detached ?? false,
-    stdio: ['ignore', log, log],
     env: {
       ...process.env,
       VLLM_SERVER_DEV_MODE: '1',
@@ -71,19 +67,10 @@ export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Prom
       TRANSFORMERS_OFFLINE: '1',
     },
   });
-  fs.closeSync(log);
-  if (o.detached) child.unref();
-  let exited: number | null = null;
-  const exit = new Promise<void>((resolve) =>
-    child.on('exit', (code) => {
-      exited = code ?? -1;
-      resolve();
-    }),
-  );
   const baseUrl = `http://127.0.0.1:${o.port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (exited !== null) throw new Error(`vLLM exited with ${exited} before serving; see ${o.logFile}`);
+    if (exitCode() !== null) throw new Error(`vLLM exited with ${exitCode()} before serving; see ${o.logFile}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`vLLM did not answer /health within ${timeoutMs} ms; see ${o.logFile}`);
@@ -96,7 +83,7 @@ export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Prom
     baseUrl,
     pid: child.pid ?? -1,
     stop: async () => {
-      if (exited === null) {
+      if (exitCode() === null) {
         child.kill('SIGTERM');
         // vLLM's engine core is a child process; a server that will not stop in time is killed.
         const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

@@ -140,8 +140,8 @@ export function finishReason(c: CompletionChoiceBody, ids: number[], eosId: numb
   if (typeof matched === 'string') return 'stop';
   if (c.finish_reason === 'stop' && (matched === undefined || matched === null || matched === eosId) && ids.at(-1) === eosId) return 'eos';
   if (c.finish_reason === 'stop' && typeof matched === 'number') return 'stop';
-  // A stop without EOS or a matched stop: the server ended it some other way (max context).
-  return c.finish_reason === 'stop' && ids.at(-1) === eosId ? 'eos' : 'length';
+  // Neither EOS nor a matched stop: the server ended it some other way (max context).
+  return 'length';
 }
 
 export class RemoteOpenAIEngine {

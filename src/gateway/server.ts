@@ -180,15 +180,18 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       object: 'text_completion',
       created: created(),
       model: opts.model,
-      choices: outs.map((c, k) => ({
-        index: k,
-        text: c.finishReason === 'stop' ? cutAtStop(c.text, toList(body.stop), body.include_stop_str_in_output ?? false).text : c.text,
-        logprobs: body.logprobs === 0 ? { tokens: c.tokenIds.map((t) => opts.tokenizer.decode([t])), token_logprobs: c.logprobs, top_logprobs: null, text_offset: [] } : null,
-        finish_reason: c.finishReason === 'length' ? 'length' : 'stop',
-        // vLLM's conventions: what stopped it (a stop string, or null for the end-of-sequence token), and the ids.
-        stop_reason: c.finishReason === 'stop' ? (cutAtStop(c.text, toList(body.stop)).matched ?? null) : null,
-        ...(body.return_token_ids ? { prompt_token_ids: c.promptTokenIds, token_ids: c.tokenIds } : {}),
-      })),
+      choices: outs.map((c, k) => {
+        const cut = c.finishReason === 'stop' ? cutAtStop(c.text, toList(body.stop), body.include_stop_str_in_output ?? false) : { text: c.text };
+        return {
+          index: k,
+          text: cut.text,
+          logprobs: body.logprobs === 0 ? { tokens: c.tokenIds.map((t) => opts.tokenizer.decode([t])), token_logprobs: c.logprobs, top_logprobs: null, text_offset: [] } : null,
+          finish_reason: c.finishReason === 'length' ? 'length' : 'stop',
+          // vLLM's conventions: what stopped it (a stop string, or null for the end-of-sequence token), and the ids.
+          stop_reason: cut.matched ?? null,
+          ...(body.return_token_ids ? { prompt_token_ids: c.promptTokenIds, token_ids: c.tokenIds } : {}),
+        };
+      }),
       usage: usageOf(lengths.reduce((a, b) => a + b, 0), outs),
     };
   });
