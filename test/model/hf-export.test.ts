@@ -19,6 +19,11 @@ import { loadTokenizer } from '../../src/model/tokenizer';
 import { renderChat } from '../../src/gateway/chat-template';
 import { REPO_ROOT } from '../../src/paths';
 import { pythonBin } from '../../scripts/lib/python-env';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createTrainingActivities } from '../../activities/training';
+import { decodeCheckpoint } from '../../src/model/checkpoint';
+import { tempStore } from '../helpers/store';
+import type { CheckpointInfo } from '../../src/contracts/weights';
 import { maxAbsDiff, ortRun, sharpWeights, tfLogits } from './helpers';
 
 const tok = loadTokenizer();
@@ -113,4 +118,29 @@ test('a directory the policy cannot load is refused, naming the file and field',
   expect(() => importHf(bad({ n_embd: 64 }), files['model.safetensors'])).toThrow(/wte.weight has shape \[300,32\], config.json implies \[300,64\]/);
   expect(() => importHf(files['config.json'], files['model.safetensors'].subarray(0, 100))).toThrow(/model.safetensors: header length/);
   expect(() => readHfDir(path.join(dir, 'missing'))).toThrow(/has no config.json/);
+});
+
+test('init.fromHf: the checkpointFromHf activity starts a run from an exported directory, refusing another shape or tokenizer by name', async () => {
+  const store = tempStore('from-hf');
+  const activities = createTrainingActivities({ store });
+  const env = new MockActivityEnvironment();
+  const model = { maxSeq: cfg.maxSeq, dModel: cfg.dModel, nLayers: cfg.nLayers, nHeads: cfg.nHeads, dFf: cfg.dFf };
+  const ckpt: CheckpointInfo = await env.run(activities.checkpointFromHf, { runId: 'from-hf-run', dir, model });
+  expect(ckpt.step).toBe(0);
+  const loaded = decodeCheckpoint(await store.get(ckpt.ref));
+  expect(loaded.config).toEqual(cfg);
+  for (const [name, w] of Object.entries(weights)) expect(Array.from(loaded.weights[name]!)).toEqual(Array.from(w));
+  const otherShape = await env.run(activities.checkpointFromHf, { runId: 'from-hf-run-2', dir, model: { ...model, dModel: 64 } }).catch((e: unknown) => e);
+  expect(otherShape).toMatchObject({ type: 'ConfigError', nonRetryable: true, message: expect.stringMatching(/^init\.fromHf: model\.dModel is 64 here but 32 in /) });
+  const missing = await env.run(activities.checkpointFromHf, { runId: 'from-hf-run-3', dir: path.join(dir, 'nope'), model }).catch((e: unknown) => e);
+  expect(missing).toMatchObject({ type: 'ConfigError', message: expect.stringMatching(/^init\.fromHf: .*has no config\.json/) });
+  // A directory whose tokenizer is not the project's.
+  const foreign = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-foreign-'));
+  for (const f of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, f), path.join(foreign, f));
+  const tj = JSON.parse(fs.readFileSync(path.join(foreign, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } };
+  const [a, b] = Object.keys(tj.model.vocab).filter((k) => k.length === 1).slice(0, 2) as [string, string];
+  [tj.model.vocab[a], tj.model.vocab[b]] = [tj.model.vocab[b]!, tj.model.vocab[a]!];
+  fs.writeFileSync(path.join(foreign, 'tokenizer.json'), JSON.stringify(tj));
+  const otherTokenizer = await env.run(activities.checkpointFromHf, { runId: 'from-hf-run-4', dir: foreign, model }).catch((e: unknown) => e);
+  expect(otherTokenizer).toMatchObject({ type: 'ConfigError', message: expect.stringMatching(/is not the project's tokenizer/) });
 });
