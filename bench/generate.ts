@@ -26,6 +26,9 @@ class IdTokenizer implements TextTokenizer {
   decode(ids: number[]): string {
     return ids.join(' ');
   }
+  tokenBytes(id: number): number[] {
+    return [...Buffer.from(String(id), 'utf8')];
+  }
 }
 
 /** Prompt lengths vary (24..40 tokens) so batches exercise left padding. */

@@ -7,6 +7,7 @@ import { GenerationRow } from './generation-row';
 import { KvPingPong } from './kv-cache';
 import { PrefixKvCache, type PrefixCacheStats } from './prefix-cache';
 import { SamplerScratch, tokenLogprob } from './sampling';
+import type { RowControl } from './row-control';
 import type { PolicyEngine } from './types';
 
 export interface OrtEngineInit {
@@ -37,6 +38,8 @@ export interface GenerateOptions {
   seeds?: ReadonlyArray<number | undefined>;
   /** Called after every decoding step, e.g. to heartbeat a Temporal activity. */
   onStep?: (step: number, activeRows: number) => void;
+  /** Per-row controls: cancellation, a callback per token, a constraint (its seed wins over seeds[i]). */
+  rows?: ReadonlyArray<RowControl | undefined>;
 }
 
 /**
@@ -95,13 +98,17 @@ export class OrtEngine implements PolicyEngine {
     const rows = prompts.map((p, i) => {
       const ids = this.tokenizer.encode(p);
       if (ids.length === 0) throw new RangeError(`prompt ${i} encodes to no tokens`);
-      const own = options.seeds?.[i];
+      const control = options.rows?.[i];
+      const own = control?.seed ?? options.seeds?.[i];
       const rand = own !== undefined ? mulberry32(own) : params.seed !== undefined ? mulberry32(mixSeed(params.seed, i)) : Math.random;
-      return new GenerationRow(ids, rand);
+      return new GenerationRow(ids, rand, control);
     });
-    for (const r of rows) {
-      if (params.maxNewTokens <= 0 || r.length >= this.config.maxSeq) r.finishEarly('length');
-    }
+    rows.forEach((r, i) => {
+      if (options.rows?.[i]?.signal?.aborted) {
+        r.aborted = true;
+        r.finishEarly('length');
+      } else if (params.maxNewTokens <= 0 || r.length >= this.config.maxSeq) r.finishEarly('length');
+    });
     const active = rows.filter((r) => r.finish === undefined);
     if (active.length > 0) {
       await (options.kvCache === false ? this.decodeRecompute(active, params, options) : this.decodeCached(active, params, options));

@@ -95,9 +95,12 @@ export function argmax(logits: ArrayLike<number>, offset: number, V: number): nu
 export class SamplerScratch {
   readonly weights: Float64Array;
   readonly order: Uint32Array;
+  /** One row's logits after a constraint's mask. */
+  readonly masked: Float32Array;
   constructor(readonly V: number) {
     this.weights = new Float64Array(V);
     this.order = new Uint32Array(V);
+    this.masked = new Float32Array(V);
   }
 }
 

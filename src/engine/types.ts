@@ -1,4 +1,5 @@
 import type { Completion, SamplingParams } from '../domain/types';
+import type { RowControl } from './row-control';
 
 /** A policy that turns prompts into completions with token ids, logprobs and entropy. */
 export interface PolicyEngine {
@@ -7,8 +8,9 @@ export interface PolicyEngine {
   /**
    * seeds[i], when given, seeds row i's sampling on its own, so a request's tokens do not depend on
    * which other requests share its batch; otherwise params.seed seeds the batch (row i: mixSeed(seed, i)).
+   * rows[i] carries row i's own controls (cancellation, streaming, constraint; see RowControl).
    */
-  generate(prompts: string[], params: SamplingParams, options?: { seeds?: ReadonlyArray<number | undefined> }): Promise<Completion[]>;
+  generate(prompts: string[], params: SamplingParams, options?: { seeds?: ReadonlyArray<number | undefined>; rows?: ReadonlyArray<RowControl | undefined> }): Promise<Completion[]>;
   /** Teacher-forced logprobs of tokenIds after promptIds (softmax(logits / temperature)), where the engine can score. */
   scoreTokens?(promptIds: number[], tokenIds: number[], temperature?: number): Promise<number[]>;
   /** Frees native resources (sessions, device memory); the engine is unusable afterwards. */

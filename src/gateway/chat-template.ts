@@ -51,12 +51,26 @@ export function renderChat(messages: readonly ChatMessage[]): RenderedChat {
   return { text, messageStarts };
 }
 
-/** Tools must be exactly the calculator (the only tool the policy was trained to call). */
-export function offersCalculator(req: Pick<ChatRequest, 'tools' | 'tool_choice'>): boolean {
-  if (!req.tools || req.tools.length === 0) return false;
+/** How the calculator may be called: not at all, when the policy chooses, or as the whole answer. */
+export type ToolMode = 'off' | 'auto' | 'forced';
+
+/**
+ * Tools must be exactly the calculator (the only tool the policy was trained to call). tool_choice
+ * "required" or naming `calc` forces a call (constrained decoding, see calc-constraint.ts); "none"
+ * renders the tools but never reads a call.
+ */
+export function toolMode(req: Pick<ChatRequest, 'tools' | 'tool_choice'>): ToolMode {
+  const choice = req.tool_choice;
+  if (req.tools.length === 0) {
+    if (choice === 'required' || typeof choice === 'object') throw new GatewayError(400, 'tool_choice requires tools: no tools were given', 'invalid_request_error', 'tool_choice');
+    return 'off';
+  }
   const other = req.tools.find((t) => t.function.name !== CALC_TOOL);
   if (other) throw new GatewayError(400, `the embedded policy can call only the '${CALC_TOOL}' tool, not '${other.function.name}'`, 'invalid_request_error', 'tools');
-  return req.tool_choice !== 'none';
+  if (typeof choice === 'object' && choice.name !== CALC_TOOL) {
+    throw new GatewayError(400, `tool_choice names '${choice.name}', which is not among the tools`, 'invalid_request_error', 'tool_choice.function.name');
+  }
+  return choice === 'none' ? 'off' : choice === 'auto' ? 'auto' : 'forced';
 }
 
 export interface AssistantTurn {

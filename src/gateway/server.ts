@@ -1,27 +1,35 @@
 /**
- * The OpenAI-compatible gateway: /v1/models, /v1/chat/completions (streaming or not, logprobs,
- * the calculator as an OpenAI tool, n, stop, max_tokens, temperature, top_p, seed) and
- * /v1/completions, served by fastify in front of one policy engine. A request that names an
- * episode (header `x-episode-id`, optional `x-agent-name`) is recorded as a timeline of that
- * episode (src/timeline), so a third-party agent's calls can be merged and trained on; a request
- * without one is served and not recorded. Errors are OpenAI-shaped with a 4xx status.
+ * The OpenAI-compatible gateway: /v1/models, /v1/chat/completions (streamed token by token or not,
+ * logprobs, the calculator as an OpenAI tool with tool_choice auto, none, required or named, n, stop,
+ * max_tokens, temperature, top_p, seed) and /v1/completions, served by fastify in front of one policy
+ * engine. A request that names an episode (header `x-episode-id`, optional `x-agent-name`) is
+ * recorded as a timeline of that episode (src/timeline), so a third-party agent's calls can be merged
+ * and trained on; a request without one is served and not recorded. Errors are OpenAI-shaped with a
+ * 4xx status. A client that disconnects cancels its generation; each request's prompts share batches
+ * fairly with other requests' (src/engine/batcher.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Completion, SamplingParams } from '../domain/types';
+import type { CompleteOptions } from '../engine/batcher';
+import { GenerationAbortedError } from '../engine/row-control';
 import type { TextTokenizer } from '../model/tokenizer-types';
-import { closeTurn } from '../planact/protocol';
+import { closeTurn, TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../planact/protocol';
 import { captureTimeline, splitPrompt } from '../timeline/capture';
 import type { Timeline } from '../timeline/types';
-import { offersCalculator, readAssistantTurn, renderChat } from './chat-template';
+import { calcCallConstraint } from './calc-constraint';
+import { ChatStream } from './chat-stream';
+import { readAssistantTurn, renderChat, toolMode } from './chat-template';
 import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
 import { PAD_TOKEN } from '../model/tokenizer';
 import { checkEpisodeId } from './episode-ids';
-import { ChatRequest, CompletionRequest, MAX_PROMPTS_PER_REQUEST, parseBody } from './requests';
+import { MAX_PROMPTS_PER_REQUEST, MAX_REQUESTED_TOKENS, parseChatRequest, parseCompletionRequest, unknownFields } from './requests';
 
 export interface GatewayEngine {
-  complete(prompt: string, params: SamplingParams): Promise<Completion>;
+  /** options: the request's group (fair scheduling), its abort signal, a per-token callback, a constraint. */
+  complete(prompt: string, params: SamplingParams, options?: CompleteOptions): Promise<Completion>;
 }
 
 /** Where recorded timelines go (the blob store in production); awaited before the response. */
@@ -34,17 +42,24 @@ export interface GatewayOptions {
   model: string;
   maxSeq: number;
   recorder?: TimelineRecorder;
+  /** Where notices go (a request field ignored, once per field); default console.warn. */
+  log?: (line: string) => void;
 }
 
 const EPISODE_HEADER = 'x-episode-id';
 const AGENT_HEADER = 'x-agent-name';
-const CALC_CLOSE = '</calc>';
+const CALC_CLOSE = TOOL_CALL_CLOSE;
+const CALL_OPEN = TOOL_CALL_OPEN;
 
 export function createGateway(opts: GatewayOptions): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: 4 << 20 });
+  // A client gets 30 s to send its whole request (a slow or stalled body cannot hold a socket for
+  // Node's default 5 minutes); closing the gateway closes open connections instead of waiting on them.
+  const app = Fastify({ logger: false, bodyLimit: 4 << 20, requestTimeout: 30_000, forceCloseConnections: true });
   const created = () => Math.floor(Date.now() / 1000);
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, _req, reply) => {
+    // nginx's "client closed request": nobody reads it, but the log and the metrics say what happened.
+    if (err instanceof GenerationAbortedError) return reply.status(499).send(new GatewayError(499, 'the client closed the request; its generation was cancelled').toJSON());
     if (err instanceof GatewayError) return reply.status(err.status).send(err.toJSON());
     // Fastify's own 4xx (malformed JSON, wrong content type, body too large) keep their status.
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
@@ -94,98 +109,141 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     if (typeof episode !== 'string' || episode === '' || !opts.recorder) return;
     for (const t of timelines) await opts.recorder(episode, t);
   };
+  // vLLM's leniency: a field this gateway does not know is ignored, and said once per field.
+  const ignored = new Set<string>();
+  const log = opts.log ?? ((line: string) => console.warn(line));
+  const noteUnknown = (body: unknown, kind: 'chat' | 'completion') => {
+    for (const f of unknownFields(body, kind)) {
+      if (ignored.has(f)) continue;
+      ignored.add(f);
+      log(`gateway: ignoring the request field '${f}', which this gateway does not use (said once per field)`);
+    }
+  };
   const agentOf = (req: FastifyRequest): string => {
     const a = req.headers[AGENT_HEADER];
     return typeof a === 'string' && a !== '' ? a : 'agent';
   };
 
   app.post('/v1/chat/completions', async (req, reply) => {
-    const body = parseBody(ChatRequest, req.body);
+    noteUnknown(req.body, 'chat');
+    const body = parseChatRequest(req.body);
     checkModel(body.model);
     if (body.top_logprobs && !body.logprobs) throw new GatewayError(400, 'top_logprobs needs logprobs: true', 'invalid_request_error', 'top_logprobs');
-    const tools = offersCalculator(body);
+    const mode = toolMode(body);
+    const tools = mode !== 'off';
     // Assistant turns are the model's own output, control tokens included; the rest is the client's text.
     refuseControlText(body.messages.map((m) => (m.role === 'assistant' ? '' : m.content)), opts.tokenizer, 'messages');
     checkLength(body.messages.map((m) => m.content ?? ''), 'messages');
     const chat = renderChat(body.messages);
     const promptIds = opts.tokenizer.encode(chat.text);
     const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
-    const stop = [...toList(body.stop), ...(tools ? [CALC_CLOSE] : [])];
+    const stop = [...body.stop, ...(tools ? [CALC_CLOSE] : [])];
     const id = `chatcmpl-${randomUUID()}`;
-    const outs = await Promise.all(
-      Array.from({ length: body.n }, (_, k) =>
-        opts.engine.complete(chat.text, {
-          maxNewTokens,
-          temperature: body.temperature,
-          topP: body.top_p,
-          stop,
-          ...(body.seed !== undefined ? { seed: body.seed + k } : {}),
-          ...(body.top_logprobs ? { topLogprobs: body.top_logprobs } : {}),
-        }),
-      ),
-    );
-    // A user's stop string ends the visible content before it (OpenAI's behaviour); the calculator's
-    // own closing tag, when tools are offered, stays for the tool-call parser.
-    const visible = (c: Completion): string => {
-      if (c.finishReason !== 'stop') return c.text;
-      const user = cutAtStop(c.text, toList(body.stop));
-      const call = tools ? c.text.indexOf(CALC_CLOSE) : -1;
-      return user.matched !== undefined && (call < 0 || user.text.length < call) ? user.text : c.text;
-    };
-    const turns = outs.map((c, k) => readAssistantTurn(visible(c), c.finishReason, tools, `call_${id.slice(-12)}_${k}`));
-    await record(
-      req,
-      outs.map((c, k) => timelineOf(`${id}-${k}`, agentOf(req), JSON.stringify(body.tools ?? []), chat.text, chat.messageStarts, c, turns[k]!.finish_reason === 'tool_calls')),
-    );
-    const choices = outs.map((c, k) => {
-      const turn = turns[k]!;
-      return {
-        index: k,
-        message: { role: 'assistant' as const, content: turn.content, ...(turn.tool_calls ? { tool_calls: turn.tool_calls } : {}), refusal: null },
-        logprobs: body.logprobs
-          ? { content: c.tokenIds.map((t, i) => ({ ...tokenLogprob(opts.tokenizer, t, c.logprobs[i]!), top_logprobs: (c.topLogprobs?.[i] ?? []).map((a) => tokenLogprob(opts.tokenizer, a.id, a.logprob)) })) }
-          : null,
-        finish_reason: turn.finish_reason,
+    const signal = abortOnDisconnect(reply);
+    const logprobOf = (t: number, lp: number, top: ReadonlyArray<{ id: number; logprob: number }>) => ({ ...tokenLogprob(opts.tokenizer, t, lp), top_logprobs: top.map((a) => tokenLogprob(opts.tokenizer, a.id, a.logprob)) });
+    const stream = body.stream
+      ? new ChatStream(reply.hijack().raw, { id, created: created(), model: opts.model, n: body.n, tokenizer: opts.tokenizer, holds: [...body.stop, ...(tools ? [CALL_OPEN] : [])], logprobs: body.logprobs, logprobOf })
+      : undefined;
+    try {
+      const outs = await Promise.all(
+        Array.from({ length: body.n }, (_, k) =>
+          opts.engine.complete(
+            chat.text,
+            {
+              maxNewTokens,
+              temperature: body.temperature,
+              topP: body.top_p,
+              stop,
+              ...(body.seed !== undefined ? { seed: body.seed + k } : {}),
+              ...(body.top_logprobs ? { topLogprobs: body.top_logprobs } : {}),
+            },
+            { group: id, signal, ...(mode === 'forced' ? { constraint: calcCallConstraint } : {}), ...(stream ? { onToken: (t, lp, top) => stream.token(k, t, lp, top) } : {}) },
+          ),
+        ),
+      );
+      // A user's stop string ends the visible content before it (OpenAI's behaviour); the calculator's
+      // own closing tag, when tools are offered, stays for the tool-call parser.
+      const visible = (c: Completion): string => {
+        if (c.finishReason !== 'stop') return c.text;
+        const user = cutAtStop(c.text, body.stop, body.include_stop_str_in_output);
+        const call = tools ? c.text.indexOf(CALC_CLOSE) : -1;
+        return user.matched !== undefined && (call < 0 || user.text.length < call) ? user.text : c.text;
       };
-    });
-    const usage = usageOf(promptIds.length, outs);
-    if (!body.stream) return { id, object: 'chat.completion', created: created(), model: opts.model, choices, usage };
-    return streamChat(reply, { id, created: created(), model: opts.model, choices, usage: body.stream_options?.include_usage ? usage : undefined });
+      const turns = outs.map((c, k) => readAssistantTurn(visible(c), c.finishReason, tools, `call_${id.slice(-12)}_${k}`));
+      await record(
+        req,
+        outs.map((c, k) => timelineOf(`${id}-${k}`, agentOf(req), JSON.stringify(body.tools), chat.text, chat.messageStarts, c, turns[k]!.finish_reason === 'tool_calls')),
+      );
+      const usage = usageOf(promptIds.length, outs);
+      if (stream) {
+        turns.forEach((turn, k) => stream.finish(k, turn));
+        stream.end(body.include_usage ? usage : undefined);
+        return reply;
+      }
+      const choices = outs.map((c, k) => {
+        const turn = turns[k]!;
+        return {
+          index: k,
+          message: { role: 'assistant' as const, content: turn.content, ...(turn.tool_calls ? { tool_calls: turn.tool_calls } : {}), refusal: null },
+          logprobs: body.logprobs ? { content: c.tokenIds.map((t, i) => logprobOf(t, c.logprobs[i]!, c.topLogprobs?.[i] ?? [])) } : null,
+          finish_reason: turn.finish_reason,
+        };
+      });
+      return { id, object: 'chat.completion', created: created(), model: opts.model, choices, usage };
+    } catch (err) {
+      if (!stream) throw err;
+      stream.fail(err);
+      return reply;
+    }
   });
 
-  app.post('/v1/completions', async (req) => {
-    const body = parseBody(CompletionRequest, req.body);
+  app.post('/v1/completions', async (req, reply) => {
+    noteUnknown(req.body, 'completion');
+    const body = parseCompletionRequest(req.body);
     checkModel(body.model);
     if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
-    if (body.logprobs) throw new GatewayError(400, 'logprobs > 0 (top alternatives) is not supported by the embedded engine; logprobs: 0 returns the sampled tokens\' logprobs', 'invalid_request_error', 'logprobs');
-    const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
+    const prompts = body.prompts;
     if (prompts.length > MAX_PROMPTS_PER_REQUEST) {
       throw new GatewayError(400, `prompt: at most ${MAX_PROMPTS_PER_REQUEST} prompts per request (got ${prompts.length}); send more requests`, 'invalid_request_error', 'prompt');
     }
+    const requested = prompts.length * body.n * body.max_tokens;
+    if (requested > MAX_REQUESTED_TOKENS) {
+      throw new GatewayError(400, `prompts × n × max_tokens is ${requested} tokens; at most ${MAX_REQUESTED_TOKENS} per request`, 'invalid_request_error', 'max_tokens');
+    }
     refuseControlText(prompts, opts.tokenizer, 'prompt');
-    prompts.forEach((p, i) => checkLength([p], Array.isArray(body.prompt) ? `prompt.${i}` : 'prompt'));
+    prompts.forEach((p, i) => checkLength([p], body.batched ? `prompt.${i}` : 'prompt'));
     const id = `cmpl-${randomUUID()}`;
     const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
-    const maxNewTokens = Math.min(...lengths.map((n) => budget(n, body.max_tokens ?? 16, 'max_tokens')));
+    let maxNewTokens = body.max_tokens;
+    for (const n of lengths) maxNewTokens = Math.min(maxNewTokens, budget(n, body.max_tokens, 'max_tokens'));
+    const signal = abortOnDisconnect(reply);
     const outs = await Promise.all(
       prompts.flatMap((p) =>
         Array.from({ length: body.n }, (_, k) =>
-          opts.engine.complete(p, { maxNewTokens, temperature: body.temperature, topP: body.top_p, stop: toList(body.stop), ...(body.seed !== undefined ? { seed: body.seed + k } : {}) }),
+          opts.engine.complete(
+            p,
+            { maxNewTokens, temperature: body.temperature, topP: body.top_p, stop: body.stop, ...(body.seed !== undefined ? { seed: body.seed + k } : {}), ...(body.logprobs ? { topLogprobs: body.logprobs } : {}) },
+            { group: id, signal },
+          ),
         ),
       ),
     );
     await record(req, outs.map((c, k) => timelineOf(`${id}-${k}`, agentOf(req), '[]', prompts[Math.floor(k / body.n)]!, [0], c)));
+    const tokenText = (t: number) => opts.tokenizer.decode([t]);
     return {
       id,
       object: 'text_completion',
       created: created(),
       model: opts.model,
       choices: outs.map((c, k) => {
-        const cut = c.finishReason === 'stop' ? cutAtStop(c.text, toList(body.stop), body.include_stop_str_in_output ?? false) : { text: c.text };
+        const cut = c.finishReason === 'stop' ? cutAtStop(c.text, body.stop, body.include_stop_str_in_output) : { text: c.text };
         return {
           index: k,
           text: cut.text,
-          logprobs: body.logprobs === 0 ? { tokens: c.tokenIds.map((t) => opts.tokenizer.decode([t])), token_logprobs: c.logprobs, top_logprobs: null, text_offset: [] } : null,
+          logprobs:
+            body.logprobs !== undefined
+              ? { tokens: c.tokenIds.map(tokenText), token_logprobs: c.logprobs, top_logprobs: c.topLogprobs ? c.topLogprobs.map((alts) => Object.fromEntries(alts.map((a) => [tokenText(a.id), a.logprob]))) : null, text_offset: [] }
+              : null,
           finish_reason: c.finishReason === 'length' ? 'length' : 'stop',
           // vLLM's conventions: what stopped it (a stop string, or null for the end-of-sequence token), and the ids.
           stop_reason: cut.matched ?? null,
@@ -212,50 +270,25 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   return app;
 }
 
-function toList(stop: string | string[] | undefined): string[] {
-  return stop === undefined ? [] : Array.isArray(stop) ? stop : [stop];
-}
-
 function usageOf(promptTokens: number, outs: readonly Completion[]) {
   const completion = outs.reduce((n, c) => n + c.tokenIds.length, 0);
   return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
 }
 
+/** A token's entry in OpenAI's logprobs: its text and its own bytes (a piece of a character has no text of its own). */
 function tokenLogprob(tokenizer: TextTokenizer, id: number, logprob: number) {
-  const token = tokenizer.decode([id]);
-  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')] };
+  return { token: tokenizer.decode([id]), logprob, bytes: tokenizer.tokenBytes(id) };
 }
 
-interface StreamedChat {
-  id: string;
-  created: number;
-  model: string;
-  choices: Array<{ index: number; message: { content: string | null; tool_calls?: unknown[] }; logprobs: unknown; finish_reason: string }>;
-  usage: ReturnType<typeof usageOf> | undefined;
-}
-
-/**
- * Server-sent events in OpenAI's chunk format. The engine generates a choice whole (it batches
- * requests, it does not yield tokens one by one), so the content goes out as one delta per choice.
- */
-function streamChat(reply: FastifyReply, s: StreamedChat): FastifyReply {
-  // The response is written by hand; fastify must not send one of its own.
-  reply.hijack();
-  reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const send = (chunk: unknown) => reply.raw.write(`data: ${JSON.stringify(chunk)}\n\n`);
-  const base = { id: s.id, object: 'chat.completion.chunk', created: s.created, model: s.model };
-  for (const c of s.choices) {
-    send({ ...base, choices: [{ index: c.index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
-    const delta = c.message.tool_calls
-      ? { ...(c.message.content ? { content: c.message.content } : {}), tool_calls: c.message.tool_calls.map((t, i) => ({ index: i, ...(t as object) })) }
-      : { content: c.message.content ?? '' };
-    send({ ...base, choices: [{ index: c.index, delta, logprobs: c.logprobs, finish_reason: null }] });
-    send({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finish_reason }] });
-  }
-  if (s.usage) send({ ...base, choices: [], usage: s.usage });
-  reply.raw.write('data: [DONE]\n\n');
-  reply.raw.end();
-  return reply;
+/** Aborts when the client goes away before its response is written: its generation stops in the engine. */
+function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+  const ctl = new AbortController();
+  // Every prompt and choice of the request listens to it (a request may have thousands).
+  setMaxListeners(0, ctl.signal);
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) ctl.abort();
+  });
+  return ctl.signal;
 }
 
 /**

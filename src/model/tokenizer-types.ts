@@ -7,4 +7,6 @@ export interface TextTokenizer {
   readonly eosToken: string;
   encode(text: string): number[];
   decode(ids: number[]): string;
+  /** The UTF-8 bytes one token stands for (a token may hold part of a character, which decode cannot show). */
+  tokenBytes(id: number): number[];
 }

@@ -48,7 +48,31 @@ class HfTextTokenizer implements TextTokenizer {
     if (ids.length === 0) return '';
     return this.tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
   }
+
+  tokenBytes(id: number): number[] {
+    const token = this.tok.id_to_token(id);
+    if (token === undefined) throw new RangeError(`token id ${id} is not in the vocabulary`);
+    // Added tokens (<|eos|>, <|pad|>) are written as themselves; vocabulary tokens in the byte alphabet.
+    if (this.tok.get_added_tokens_decoder().has(id)) return [...Buffer.from(token, 'utf8')];
+    return Array.from(token, (ch) => {
+      const b = BYTE_OF_CHAR.get(ch);
+      if (b === undefined) throw new Error(`token ${id} has a character outside the byte-level alphabet: ${JSON.stringify(ch)}`);
+      return b;
+    });
+  }
 }
+
+/**
+ * GPT-2's byte-level alphabet, inverted: the character a byte-level BPE token is written with, back
+ * to the byte it stands for (printable bytes are themselves; the others are shifted past 255).
+ */
+const BYTE_OF_CHAR: ReadonlyMap<string, number> = (() => {
+  const printable = (b: number) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+  const map = new Map<string, number>();
+  let shifted = 0;
+  for (let b = 0; b < 256; b++) map.set(String.fromCodePoint(printable(b) ? b : 256 + shifted++), b);
+  return map;
+})();
 
 function requireId(tok: Tokenizer, token: string): number {
   const id = tok.token_to_id(token);

@@ -78,7 +78,11 @@ export class FsBlobStore implements BlobStore {
         else if (e.name.endsWith('.json')) out.push(path.relative(base, full).slice(0, -'.json'.length).split(path.sep).join('/'));
       }
     };
-    await walk(base);
+    // Only the folder the prefix names is read: a new gateway episode's first call used to walk every
+    // name in the store (308 ms at 3,500 names).
+    const folder = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+    if (folder !== '') checkBlobName(folder.slice(0, -1));
+    await walk(path.join(base, ...folder.split('/').filter((p) => p !== '')));
     return out.filter((n) => n.startsWith(prefix)).sort();
   }
 

@@ -24,4 +24,8 @@ export class CharTokenizer implements TextTokenizer {
   decode(ids: number[]): string {
     return ids.map((i) => (i === this.eosId ? this.eosToken : i === this.padId ? '' : this.chars[i - 2] ?? '')).join('');
   }
+
+  tokenBytes(id: number): number[] {
+    return [...Buffer.from(this.decode([id]), 'utf8')];
+  }
 }

@@ -133,8 +133,9 @@ test('answers bad requests with OpenAI-shaped errors and the right status', asyn
   expect(raw.status).toBe(400);
   expect(await raw.json()).toMatchObject({ error: { type: 'invalid_request_error', message: expect.any(String) } });
   const extra = await fail(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], frequency_penalty: 0.5 }));
+  // A knob the sampler does not have is refused at a value that would change sampling, naming it.
   expect(extra).toMatchObject({ status: 400, param: 'frequency_penalty' });
-  expect((extra as Error).message).toMatch(/Unrecognized request argument supplied: frequency_penalty/);
+  expect((extra as Error).message).toMatch(/frequency_penalty is not supported by this engine/);
 });
 
 test('64 concurrent clients on their own episodes: every timeline lands in its own episode, and each chain merges', async () => {
@@ -312,11 +313,17 @@ test('answers /health and GET /v1/models/{id}; a client text with a control toke
   expect(((await res.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'messages.1', message: expect.stringContaining('<|eos|>') });
 });
 
-test('a request cannot carry more prompts than a batch, and an oversized text is refused before it is tokenized', async () => {
+test('a request cannot carry more than 10,000 prompts or ask for more than 2^21 tokens, and an oversized text is refused before it is tokenized', async () => {
   const post = (body: object) => fetch(`${embedded.base}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, max_tokens: 2, ...body }) });
-  const many = await post({ prompt: Array.from({ length: 65 }, () => 'Evaluate: 1+2\n') });
+  const many = await post({ prompt: Array.from({ length: 10_001 }, () => 'E\n') });
   expect(many.status).toBe(400);
-  expect(((await many.json()) as { error: { message: string } }).error.message).toMatch(/at most 64 prompts/);
+  expect(((await many.json()) as { error: { message: string } }).error.message).toMatch(/at most 10000 prompts/);
+  // 200,000 prompts used to overflow the stack (a spread over every prompt's length): now a 400.
+  const huge = await post({ prompt: Array.from({ length: 200_000 }, () => '1') });
+  expect(huge.status).toBe(400);
+  const costly = await post({ prompt: Array.from({ length: 9_000 }, () => 'E\n'), n: 16, max_tokens: 100 });
+  expect(costly.status).toBe(400);
+  expect(((await costly.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'max_tokens', message: expect.stringMatching(/prompts × n × max_tokens is 14400000 tokens/) });
   const big = 'Evaluate: 1+2\n'.repeat(200_000); // 2.8 MB: the gateway's body limit is 4 MiB
   const res = await post({ prompt: big });
   expect(res.status).toBe(400);

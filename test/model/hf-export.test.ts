@@ -60,7 +60,7 @@ beforeAll(() => {
       [
         { role: 'user', content: 'Evaluate: 3*4\n' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: { expression: '3*4' } } }] },
-        { role: 'tool', tool_call_id: 'c1', content: '12' },
+        { role: 'tool', content: '12' },
         { role: 'assistant', content: '12' },
       ],
     ],
@@ -92,7 +92,7 @@ test("the exported tokenizer encodes like the project's, and the chat template r
   const { text } = renderChat([
     { role: 'user', content: 'Evaluate: 3*4\n' },
     { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"expression":"3*4"}' } }] },
-    { role: 'tool', tool_call_id: 'c1', content: '12' },
+    { role: 'tool', content: '12' },
     { role: 'assistant', content: '12' },
   ]);
   expect(reference.rendered).toEqual([text]);

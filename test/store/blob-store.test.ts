@@ -137,6 +137,27 @@ describe.each(SUBJECTS)('%s (BlobStore contract)', (_name, make) => {
 });
 
 describe('FsBlobStore', () => {
+  it("listNames reads only the prefix's folder, not every name in the store (a new gateway episode's first call)", async () => {
+    const store = tempStore('list');
+    const ref = await store.put(bytes('x'), 'test');
+    for (let i = 0; i < 50; i++) await store.setName(`runs/r${i}/weights/step-1`, ref);
+    await store.setName('gateway/episodes/e1/000000', ref);
+    const read: string[] = [];
+    const original = fs.promises.readdir.bind(fs.promises);
+    const readdir = jest.spyOn(fs.promises, 'readdir').mockImplementation(((dir: string, opts: object) => {
+      read.push(path.relative(path.join(store.root, 'names'), dir));
+      return original(dir, opts as { withFileTypes: true });
+    }) as unknown as typeof fs.promises.readdir);
+    try {
+      expect(await store.listNames('gateway/episodes/e1/')).toEqual(['gateway/episodes/e1/000000']);
+      expect(await store.listNames('gateway/episodes/e2/')).toEqual([]);
+    } finally {
+      readdir.mockRestore();
+    }
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.every((d) => d.startsWith(path.join('gateway', 'episodes')))).toBe(true);
+  });
+
   it('leaves no temp files behind', async () => {
     const store = tempStore('tmp');
     await Promise.all([store.put(bytes('a'), 'x'), store.put(bytes('a'), 'x'), store.nameIfAbsent('n/a', await store.put(bytes('b'), 'x'))]);
