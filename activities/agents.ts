@@ -13,6 +13,10 @@ import type { BlobStore } from '../src/store/blob-store';
 import { addCounts, emptyCounts } from '../src/timeline/counts';
 import type { SnapReport } from '../src/timeline/types';
 import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { WeightsInfo } from '../src/contracts/weights';
+import { REPO_ROOT } from '../src/paths';
+import { AGENT_GATEWAY_MODEL, AgentGateways } from './agent-gateways';
+import { runAgentProcess } from './agent-process';
 import { writeSet } from './samples';
 import { mergeAgentTimelines } from './timeline-merge';
 
@@ -28,6 +32,21 @@ export interface RunAgentEpisodeInput {
   seed?: number;
 }
 
+/** One episode of a configured agent command (rollout.kind: agent) against a gateway on these weights. */
+export interface RunAgentCommandInput {
+  command: string[];
+  timeoutSec: number;
+  weights: WeightsInfo;
+  /** The model's context length (the gateway's limit). */
+  maxSeq: number;
+  episodeId: string;
+  expression: string;
+  maxCalls: number;
+  temperature: number;
+  maxTokens: number;
+  seed: number;
+}
+
 export interface AgentEpisodeResult extends AgentAnswer {
   /** The episode id the gateway recorded this attempt's calls under (a retry records afresh). */
   recordedAs: string;
@@ -40,7 +59,40 @@ export interface WriteAgentSamplesInput {
 }
 
 export function createAgentActivities({ store }: { store: BlobStore }) {
+  // Made on first use: only tools workers that run rollout.kind: agent load engines.
+  let gateways: AgentGateways | undefined;
   return {
+    /**
+     * Runs the configured agent once, against this worker's gateway for the step's weights; the
+     * gateway records its calls under the episode id (one per attempt).
+     */
+    async runAgentCommand(input: RunAgentCommandInput): Promise<AgentEpisodeResult> {
+      const ctx = Context.current();
+      const recordedAs = `${input.episodeId}#a${ctx.info.attempt}`;
+      gateways ??= new AgentGateways(store);
+      const baseUrl = await gateways.baseUrl(input.weights, input.maxSeq);
+      const out = await runAgentProcess({
+        argv: input.command,
+        cwd: REPO_ROOT,
+        env: {
+          OPENAI_BASE_URL: baseUrl,
+          OPENAI_API_KEY: 'none',
+          DURABLE_RL_MODEL: AGENT_GATEWAY_MODEL,
+          DURABLE_RL_EPISODE_ID: recordedAs,
+          DURABLE_RL_PROBLEM: input.expression,
+          DURABLE_RL_TEMPERATURE: String(input.temperature),
+          DURABLE_RL_MAX_TOKENS: String(input.maxTokens),
+          DURABLE_RL_MAX_CALLS: String(input.maxCalls),
+          DURABLE_RL_SEED: String(input.seed),
+        },
+        timeoutMs: input.timeoutSec * 1000,
+        signal: ctx.cancellationSignal,
+        onBeat: () => ctx.heartbeat(),
+      });
+      return { answer: out.answer, requests: out.requests ?? 0, recordedAs };
+    },
+
+
     async runAgentEpisode(input: RunAgentEpisodeInput): Promise<AgentEpisodeResult> {
       // Each attempt records under its own id, so a retried episode never mixes two attempts' calls.
       const recordedAs = `${input.episodeId}#a${Context.current().info.attempt}`;

@@ -59,6 +59,8 @@ export interface TrainGrpoInput {
   reference?: CheckpointInfo;
   /** Dynamic sampling: train only on the samples of these GRPO groups (absent = every sample). */
   keepGroups?: string[];
+  /** Asynchronous RL: the weight version of `checkpoint` (staleness and off-policy correction, rl.async). */
+  policyVersion?: number;
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
@@ -152,6 +154,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           // The step seeds the mini-batch shuffle: a retry replays the same update.
           seed: input.step,
           ...(reference ? { reference } : {}),
+          ...(input.policyVersion !== undefined ? { policyVersion: input.policyVersion } : {}),
           onProgress: async (p) => {
             ctx.heartbeat({ step: input.step, ...p });
             // Let the heartbeat and cancellation go out between synchronous tfjs passes.

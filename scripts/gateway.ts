@@ -1,11 +1,15 @@
 /**
- * `npm run gateway`: the OpenAI-compatible gateway on the embedded policy.
+ * `npm run gateway`: the OpenAI-compatible gateway on the embedded policy, or a recording proxy in
+ * front of another OpenAI-compatible engine (a vLLM, say).
  *
  *   npm run build && npm run gateway -- [--port 8000] [--from-run <trainingRun workflow id>] [--model durable-rl]
+ *   npm run build && npm run gateway -- [--port 8000] --upstream http://127.0.0.1:8001/v1
  *
- * The weights are the newest a run published (--from-run), else a fresh untrained policy. Requests
- * with an `x-episode-id` header are recorded as timelines in the blob store (DURABLE_RL_STORE,
- * default .data/store) under gateway/episodes/<id>/.
+ * The weights are the newest a run published (--from-run), else a fresh untrained policy; with
+ * --upstream the upstream's models are served instead, and recorded with the ids and logprobs that
+ * engine returns (src/gateway/upstream-proxy.ts). Either way, requests with an `x-episode-id` header
+ * are recorded as timelines in the blob store (DURABLE_RL_STORE, default .data/store) under
+ * gateway/episodes/<id>/.
  */
 import type { AddressInfo } from 'node:net';
 import { Command, InvalidArgumentError } from 'commander';
@@ -14,6 +18,7 @@ import { BatchingEngine } from '../src/engine/batcher';
 import { OrtEngine } from '../src/engine/ort-engine';
 import { blobStoreRecorder } from '../src/gateway/recorder';
 import { createGateway } from '../src/gateway/server';
+import { createRecordingProxy, upstreamUrls } from '../src/gateway/upstream-proxy';
 import type { GptConfig } from '../src/model/arch';
 import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { initWeights } from '../src/model/init';
@@ -29,15 +34,33 @@ function port(value: string): number {
 }
 
 async function main(): Promise<void> {
-  const opts = new Command()
+  const program = new Command()
     .option('--port <n>', 'port to listen on', port, 8000)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--from-run <id>', 'serve the newest weights this trainingRun published')
     .option('--model <name>', 'model name clients ask for', 'durable-rl')
-    .parse()
-    .opts<{ port: number; host: string; fromRun?: string; model: string }>();
+    .option('--upstream <url>', "record calls to this OpenAI-compatible engine (its base URL, e.g. http://127.0.0.1:8001/v1) instead of serving the embedded policy")
+    .parse();
+  const opts = program.opts<{ port: number; host: string; fromRun?: string; model: string; upstream?: string }>();
   const storeSpec = defaultStoreSpec();
   const store = openStore(storeSpec);
+  const recordsTo = `requests with an x-episode-id header are recorded in the blob store ${describeStore(storeSpec)} (names gateway/episodes/<id>/)`;
+  if (opts.upstream !== undefined) {
+    if (opts.fromRun !== undefined) throw new Error('--upstream and --from-run exclude each other: --from-run serves a run\'s weights on the embedded policy, --upstream records calls to another engine');
+    if (program.getOptionValueSource('model') === 'cli') throw new Error("--model names the embedded policy; with --upstream clients ask for the upstream's own model names");
+    const { api } = upstreamUrls(opts.upstream);
+    const app = createRecordingProxy({ upstream: api, recorder: blobStoreRecorder(store) });
+    await app.listen({ port: opts.port, host: opts.host });
+    const bound = (app.server.address() as AddressInfo).port;
+    const models = await fetch(`${api}/models`, { signal: AbortSignal.timeout(5000) })
+      .then(async (r) => (r.ok ? ((await r.json()) as { data?: Array<{ id?: unknown }> }).data?.map((m) => String(m.id)).join(', ') : `answered ${r.status}`))
+      .catch((err: unknown) => `not reachable yet: ${err instanceof Error ? err.message : String(err)}`);
+    console.log(`gateway: http://${opts.host}:${bound}/v1 is a recording proxy for ${api} (models: ${models}); ${recordsTo}, with the token ids and logprobs the upstream returned`);
+    const stop = () => void app.close().then(() => process.exit(0));
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    return;
+  }
   const tokenizer = loadTokenizer();
   let onnx: Uint8Array;
   let config: GptConfig;
@@ -58,7 +81,7 @@ async function main(): Promise<void> {
   const app = createGateway({ engine: { complete: (p, params) => batcher.complete(p, params) }, tokenizer, model: opts.model, maxSeq: config.maxSeq, recorder: blobStoreRecorder(store) });
   await app.listen({ port: opts.port, host: opts.host });
   const bound = (app.server.address() as AddressInfo).port;
-  console.log(`gateway: http://${opts.host}:${bound}/v1 serving '${opts.model}' (${source}); requests with an x-episode-id header are recorded in the blob store ${describeStore(storeSpec)} (names gateway/episodes/<id>/)`);
+  console.log(`gateway: http://${opts.host}:${bound}/v1 serving '${opts.model}' (${source}); ${recordsTo}`);
   const stop = () => void app.close().then(() => engine.release()).then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -140,8 +140,15 @@ export function planActProxies(t: RunConfig['timeouts']) {
 }
 
 /** The outside agent of agentRollout (on the tools queue or the input's agentQueue), and its samples. */
-export function agentProxies(t: RunConfig['timeouts'], agentQueue: string = TASK_QUEUES.tools) {
+export function agentProxies(t: RunConfig['timeouts'], agentQueue: string = TASK_QUEUES.tools, agentTimeoutSec = 120) {
   return {
+    // The agent heartbeats while it runs, so a killed tools worker is noticed in 30 s, not at the timeout.
+    runAgentCommand: proxyActivities<AgentActivities>({
+      taskQueue: agentQueue,
+      startToCloseTimeout: `${agentTimeoutSec + 60}s`,
+      heartbeatTimeout: '30s',
+      retry: { ...retry(3), nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'AgentOutputError'] },
+    }).runAgentCommand,
     runAgentEpisode: proxyActivities<AgentActivities>({
       taskQueue: agentQueue,
       startToCloseTimeout: t.generateSec * 1000,

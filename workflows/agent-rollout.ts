@@ -1,7 +1,9 @@
 /**
  * agentRollout: a rollout whose episodes are played by an outside agent through the OpenAI-compatible
- * gateway. Each episode gets a fresh episode id; the agent (an activity on the tools queue, written
- * against the official `openai` client) solves its problem while the gateway records its calls; the
+ * gateway. Each episode gets a fresh episode id; the agent (an activity on the tools queue: the
+ * built-in openai-client agent against a given gateway, or, for rollout.kind: agent, the configured
+ * command against the tools worker's gateway on the step's weights) solves its problem while the
+ * gateway records its calls; the
  * workflow scores the answer, and the recorded timelines of the episodes are merged into samples
  * (the problem's episodes form its GRPO group), ready for a training step.
  * An agent that fails or times out ends its episode with reward 0; the rollout goes on.
@@ -20,7 +22,8 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
   const cfg = input.config;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
-  const { runAgentEpisode, writeAgentSamples } = agentProxies(cfg.timeouts, input.agentQueue);
+  const { runAgentEpisode, runAgentCommand, writeAgentSamples } = agentProxies(cfg.timeouts, input.agentQueue, input.agent?.timeoutSec);
+  const weightVersion = input.agent ? input.agent.weights.version : input.gateway!.weightVersion;
 
   const problems = rolloutProblems(cfg, input.rolloutId);
   const played = await Promise.all(
@@ -28,17 +31,19 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
       const episodeId = `${self}/e${p.index}`;
       let result: AgentEpisodeResult | undefined;
       let failure: string | undefined;
+      const episode = {
+        episodeId,
+        expression: p.expression,
+        maxCalls: cfg.rollout.maxToolCallsPerAct,
+        temperature: cfg.rl.temperature,
+        maxTokens: cfg.rl.maxNewTokens,
+        seed: cfg.seed * 100_003 + input.rolloutId * 1_009 + p.index,
+      };
       try {
-        result = await runAgentEpisode({
-          baseUrl: input.gateway.baseUrl,
-          model: input.gateway.model,
-          episodeId,
-          expression: p.expression,
-          maxCalls: cfg.rollout.maxToolCallsPerAct,
-          temperature: cfg.rl.temperature,
-          maxTokens: cfg.rl.maxNewTokens,
-          seed: cfg.seed * 100_003 + input.rolloutId * 1_009 + p.index,
-        });
+        // The input chooses (never the clock or a patch): histories of gateway rollouts replay as they were.
+        result = input.agent
+          ? await runAgentCommand({ ...episode, command: input.agent.command, timeoutSec: input.agent.timeoutSec, weights: input.agent.weights, maxSeq: cfg.model.maxSeq })
+          : await runAgentEpisode({ ...episode, baseUrl: input.gateway!.baseUrl, model: input.gateway!.model });
       } catch (err) {
         if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
         failure = 'agent-failed';
@@ -52,7 +57,7 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
   const set = await writeAgentSamples({
     episodes: finished.map((e) => ({ recordedAs: e.result!.recordedAs, episodeId: e.episodeId, groupId: e.p.groupId, reward: e.reward })),
     timeline: cfg.timeline,
-    weightVersion: input.gateway.weightVersion,
+    weightVersion,
   });
   const rows: EpisodeRow[] = played.map((e) => ({
     episodeId: e.episodeId,

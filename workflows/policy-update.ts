@@ -20,6 +20,8 @@ export interface PolicyUpdate {
   rlStart: CheckpointInfo;
   /** Dynamic sampling: train only on these GRPO groups. */
   keepGroups?: string[];
+  /** Asynchronous RL: the weight version of the checkpoint being trained. */
+  policyVersion?: number;
 }
 
 export function grpoUpdate(training: ReturnType<typeof activityProxies>['training'], u: PolicyUpdate): Promise<TrainGrpoOutput> {
@@ -33,5 +35,6 @@ export function grpoUpdate(training: ReturnType<typeof activityProxies>['trainin
     // The frozen reference policy of the KL loss / penalty.
     ...(u.rl.useKlLoss || u.rl.useKlInReward ? { reference: u.rlStart } : {}),
     ...(u.keepGroups ? { keepGroups: u.keepGroups } : {}),
+    ...(u.policyVersion !== undefined ? { policyVersion: u.policyVersion } : {}),
   });
 }

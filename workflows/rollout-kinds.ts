@@ -10,7 +10,9 @@ import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { PolicyRef } from '../src/contracts/weights';
 import type { RlEvalPoint } from '../src/contracts/training-run';
 import type { WeightsInfo } from '../src/contracts/weights';
+import { AgentCommandSchema } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
+import { agentRollout } from './agent-rollout';
 import { episodeLimits } from './plan-act-common';
 import { horizonRollout } from './horizon-rollout';
 import { planActRollout } from './plan-act-rollout';
@@ -108,6 +110,21 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
       executeChild(singleAgentRollout, {
         workflowId: s.batch === 0 ? `${s.runId}/standard-rollout-${s.rlStep}` : `${s.runId}/standard-rollout-${s.rlStep}-b${s.batch}`,
         args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy, reason: 'rollout.kind: standard', ...(s.batch > 0 ? { batch: s.batch } : {}) }],
+      }),
+  },
+  // An outside agent's episodes, recorded by a gateway on the step's weights (rollout.agent).
+  agent: {
+    batches: false,
+    evaluate: evaluateEpisodes,
+    check: (cfg) =>
+      noBatches('agent', 'plays one batch of problems per step')(cfg) ??
+      (cfg.inference.engine === 'openai'
+        ? { path: 'rollout.kind', message: "agent episodes are served by the tools workers' gateway on the embedded engine; use inference.engine: embedded (npm run gateway -- --upstream records an agent on vLLM)" }
+        : undefined),
+    run: (s) =>
+      executeChild(agentRollout, {
+        workflowId: `${s.runId}/agent-rollout-${s.rlStep}`,
+        args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, agent: { ...(s.config.rollout.agent ?? AgentCommandSchema.parse({})), weights: s.policy.weights } }],
       }),
   },
 };

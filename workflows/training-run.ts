@@ -29,6 +29,7 @@ import { configFailure, resolveConfigOrFail } from './parse-config';
 import { failAsRun } from './failures';
 import { mean, workflowNow } from './common';
 import { nextDynamicSample } from '../src/rl/dynamic-sampling';
+import { idleShare, stepsToLaunch, type RolloutInterval } from '../src/rl/schedule';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 import { grpoUpdate } from './policy-update';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
@@ -38,7 +39,15 @@ import type { PolicyRef } from '../src/contracts/weights';
 import { sumCounts } from '../src/timeline/counts';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type { Comparison, EvalPoint, MoreSftBaseline, RlEvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, TrainingRunResume } from '../src/contracts/training-run';
+import type { Comparison, EvalPoint, MoreSftBaseline, RlEvalPoint, RlPoint, RlStepSchedule, RunProgress, RunState, StepRollouts, TrainingRunResult, TrainingRunResume } from '../src/contracts/training-run';
+
+/** Workflow times (ms) of one RL step: start, weights loaded into a remote server, rollout started, rollout done. */
+interface StepTimes {
+  t0: number;
+  tSync: number;
+  t1: number;
+  t2: number;
+}
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
@@ -108,10 +117,15 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   // Histories stay bounded: a new execution when Temporal suggests it or every workflow.continueAsNewEvery
   // chunks/steps, carrying the state, whose point lists are cut to their last few (the metrics file has all).
   let unitsThisExecution = 0;
-  const maybeContinueAsNew = async (): Promise<void> => {
-    unitsThisExecution++;
+  // Whether the next maybeContinueAsNew will continue as new (it counts this unit).
+  const continueAsNewDue = (): boolean => {
     const every = cfg.workflow.continueAsNewEvery;
-    if (workflowInfo().continueAsNewSuggested || (every > 0 && unitsThisExecution >= every)) {
+    return workflowInfo().continueAsNewSuggested || (every > 0 && unitsThisExecution + 1 >= every);
+  };
+  const maybeContinueAsNew = async (): Promise<void> => {
+    const due = continueAsNewDue();
+    unitsThisExecution++;
+    if (due) {
       trimState(state);
       await continueAsNew<typeof trainingRun>(cfg, state);
     }
@@ -223,9 +237,11 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     state.rlStart ??= checkpoint;
     if (rlEvals.length === 0) await rlEvaluate(0);
   }
-  for (let rlStep = rlDone() + 1; rlStep <= rlSteps; rlStep++) {
-    progress.phase = 'rl';
-    const t0 = workflowNow();
+  const kind = ROLLOUT_KINDS[cfg.rollout.kind];
+  const maxStaleness = cfg.rl.async?.maxStaleness ?? 0;
+
+  /** The newest weights as a rollout's policy, loaded into the remote server first when there is one. */
+  const rolloutPolicy = async (): Promise<{ policy: PolicyRef; tSync: number }> => {
     const policy: PolicyRef = { weights: await publish(), ...(remote ? { remote: remote.ref } : {}) };
     const tSync = workflowNow();
     // A remote server gets the step's weights before its rollout (checked by logprobs there).
@@ -233,13 +249,17 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       await failAsRun(inference.syncRemoteWeights({ runId, weights: policy.weights, checkpoint, remote: remote.ref, dir: remote.dir }));
       syncedVersion = policy.weights.version;
     }
-    const t1 = workflowNow();
-    // One rollout batch, or with dynamic sampling as many as it takes to fill the step with groups
-    // that have reward spread (src/rl/dynamic-sampling.ts).
+    return { policy, tSync };
+  };
+
+  /**
+   * One step's rollout: one batch, or with dynamic sampling as many as it takes to fill the step with
+   * groups that have reward spread (src/rl/dynamic-sampling.ts).
+   */
+  const runRollouts = async (rlStep: number, policy: PolicyRef): Promise<StepRollouts> => {
     const dynamic = cfg.rl.dynamicSampling;
     const rollouts: RolloutSummary[] = [];
     let keepGroups: string[] = [];
-    const kind = ROLLOUT_KINDS[cfg.rollout.kind];
     for (let batch = 0; ; batch++) {
       rollouts.push(await kind.run({ runId, rlStep, batch, config: cfg, policy }));
       if (!kind.batches) break;
@@ -248,7 +268,13 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       keepGroups = next.kept;
       if (!next.more) break;
     }
-    const t2 = workflowNow();
+    return { rollouts, keepGroups };
+  };
+
+  /** Trains step rlStep on its rollout and records the step: its point, metrics and progress. */
+  const trainStep = async (rlStep: number, policy: PolicyRef, got: StepRollouts, t: StepTimes, schedule?: Omit<RlStepSchedule, 'staleness' | 'trainerIdle' | 'inferenceIdle'> & { intervals: RolloutInterval[] }): Promise<void> => {
+    const { rollouts, keepGroups } = got;
+    const dynamic = cfg.rl.dynamicSampling;
     const rows = rollouts.flatMap((r) => r.rows);
     const samples = rollouts.flatMap((r) => [r.samples.planner, r.samples.actor, r.samples.single]).filter((s): s is SampleSetRef => s !== undefined);
     const update = await grpoUpdate(training, {
@@ -259,10 +285,19 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       resetOptimizer: rlStep === 1,
       rlStart: state.rlStart!,
       ...(dynamic.enabled ? { keepGroups } : {}),
+      ...(schedule ? { policyVersion: state.weights!.version } : {}),
     });
     const t3 = workflowNow();
     checkpoint = state.checkpoint = update.checkpoint;
-    state.rlSeconds = (state.rlSeconds ?? 0) + (t3 - t0) / 1000;
+    state.rlSeconds = (state.rlSeconds ?? 0) + (t3 - t.t0) / 1000;
+    const stepSchedule: RlStepSchedule | undefined = schedule && {
+      maxStaleness: schedule.maxStaleness,
+      staleness: update.staleness ?? {},
+      droppedStale: schedule.droppedStale,
+      trainerIdle: (t.t2 - t.t1) / Math.max(1, t3 - t.t0),
+      inferenceIdle: idleShare(schedule.intervals, t.t0, t3),
+      ...(update.offPolicyCapped !== undefined ? { capped: update.offPolicyCapped, meanWeight: update.offPolicyMeanWeight! } : {}),
+    };
     const point: RlPoint = {
       step: rlStep,
       weightVersion: policy.weights.version,
@@ -286,14 +321,15 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         updateSeconds: update.updateSeconds,
         ...(update.klLoss !== undefined ? { klLoss: update.klLoss } : {}),
       },
-      seconds: { publish: (t1 - t0) / 1000, rollout: (t2 - t1) / 1000, train: (t3 - t2) / 1000, ...(remote ? { sync: (t1 - tSync) / 1000 } : {}) },
+      seconds: { publish: (t.t1 - t.t0) / 1000, rollout: (t.t2 - t.t1) / 1000, train: (t3 - t.t2) / 1000, ...(remote ? { sync: (t.t1 - t.tSync) / 1000 } : {}) },
       ...timelineCounts(samples),
       ...(rollouts[0]?.tree ? { tree: rollouts[0].tree } : {}),
       ...(rollouts[0]?.horizon ? { horizon: rollouts[0].horizon } : {}),
+      ...(stepSchedule ? { schedule: stepSchedule } : {}),
     };
     rlPoints.push(point);
     state.rlDone = rlStep;
-    Object.assign(progress, { phase: 'rl', step: checkpoint.step, lastLoss: update.loss, rlStep, lastReward: point.meanReward, lastAccuracy: point.accuracy });
+    Object.assign(progress, { phase: 'rl', step: checkpoint.step, lastLoss: update.loss, rlStep, lastReward: point.meanReward, lastAccuracy: point.accuracy, ...(stepSchedule ? { lastSchedule: stepSchedule } : {}) });
     upsertSearchAttributes([{ key: STEP, value: checkpoint.step }]);
     await metrics([
       {
@@ -312,13 +348,81 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         ...(point.tree ? { tree: point.tree } : {}),
         ...(point.horizon ? { horizon: horizonMetricKeys(point.horizon) } : {}),
         seconds: point.seconds,
+        ...(stepSchedule ? { schedule: stepSchedule } : {}),
       },
     ]);
-    log.info('rl step', { step: rlStep, meanReward: point.meanReward, loss: point.loss, seconds: point.seconds });
+    log.info('rl step', { step: rlStep, meanReward: point.meanReward, loss: point.loss, seconds: point.seconds, ...(stepSchedule ? { staleness: stepSchedule.staleness } : {}) });
+  };
 
+  const afterStep = async (rlStep: number): Promise<void> => {
     if (cfg.eval.rlEverySteps > 0 && rlStep % cfg.eval.rlEverySteps === 0 && rlStep < rlSteps) await rlEvaluate(rlStep);
     await save();
-    await maybeContinueAsNew();
+  };
+
+  if (maxStaleness === 0) {
+    // Synchronous: publish → rollout → train, one after another.
+    for (let rlStep = rlDone() + 1; rlStep <= rlSteps; rlStep++) {
+      progress.phase = 'rl';
+      const t0 = workflowNow();
+      const { policy, tSync } = await rolloutPolicy();
+      const t1 = workflowNow();
+      const got = await runRollouts(rlStep, policy);
+      await trainStep(rlStep, policy, got, { t0, tSync, t1, t2: workflowNow() });
+      await afterStep(rlStep);
+      await maybeContinueAsNew();
+    }
+  } else {
+    // Asynchronous (docs/async-rl.md): while step N trains, the rollouts of steps N+1 … N+k run as
+    // child workflows on the newest weights published when each started. Everything is in this
+    // workflow's history: a crash of a worker or of the server loses and repeats nothing.
+    const inflight = new Map<number, { policy: PolicyRef; interval: RolloutInterval; done: Promise<StepRollouts> }>();
+    const intervals: RolloutInterval[] = [];
+    for (const p of state.pendingRollouts ?? []) {
+      const interval: RolloutInterval = { started: p.started, ended: p.ended };
+      intervals.push(interval);
+      inflight.set(p.step, { policy: p.policy, interval, done: Promise.resolve(p.got) });
+    }
+    delete state.pendingRollouts;
+    const launch = (step: number, policy: PolicyRef): void => {
+      const interval: RolloutInterval = { started: workflowNow() };
+      intervals.push(interval);
+      const done = runRollouts(step, policy).then((got) => {
+        interval.ended = workflowNow();
+        return got;
+      });
+      // Awaited when its step trains; a failure fails the run there.
+      done.catch(() => undefined);
+      inflight.set(step, { policy, interval, done });
+    };
+    for (let rlStep = rlDone() + 1; rlStep <= rlSteps; rlStep++) {
+      progress.phase = 'rl';
+      const t0 = workflowNow();
+      const { policy, tSync } = await rolloutPolicy();
+      const t1 = workflowNow();
+      for (const s of stepsToLaunch(rlStep, rlSteps, maxStaleness)) if (!inflight.has(s)) launch(s, policy);
+      const mine = inflight.get(rlStep)!;
+      let got = await mine.done;
+      inflight.delete(rlStep);
+      const t2 = workflowNow();
+      // Never more than maxStaleness versions behind (the schedule guarantees it; a violation is
+      // recorded and its samples left untrained, not trained off-policy beyond the bound).
+      const behind = policy.weights.version - mine.policy.weights.version;
+      const droppedStale = behind > maxStaleness ? got.rollouts.reduce((n, r) => n + r.episodes, 0) : 0;
+      if (droppedStale > 0) {
+        log.warn('rollout too stale: not trained', { rlStep, behind, maxStaleness, episodes: droppedStale });
+        got = { rollouts: got.rollouts.map((r) => ({ ...r, samples: {} })), keepGroups: got.keepGroups };
+      }
+      await trainStep(rlStep, mine.policy, got, { t0, tSync, t1, t2 }, { maxStaleness, droppedStale, intervals });
+      // Intervals that ended before this step began matter no more.
+      intervals.splice(0, intervals.length, ...intervals.filter((i) => i.ended === undefined || i.ended > t0));
+      await afterStep(rlStep);
+      if (continueAsNewDue()) {
+        // Rollouts in flight finish first and travel in the state: none is lost or run twice.
+        state.pendingRollouts = [];
+        for (const [step, l] of inflight) state.pendingRollouts.push({ step, policy: l.policy, got: await l.done, started: l.interval.started, ended: l.interval.ended ?? workflowNow() });
+      }
+      await maybeContinueAsNew();
+    }
   }
   if (rlSteps > 0 && rlEvals.at(-1)!.step !== rlSteps) await rlEvaluate(rlSteps);
 

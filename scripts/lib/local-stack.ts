@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection, type ActivityInterceptorsFactory, type Worker } from '@temporalio/worker';
 import { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import type { TaskQueueName } from '../../workflows/shared';
@@ -31,6 +31,8 @@ export interface LocalStackOptions {
   extraWorkers?: (connection: NativeConnection, store: FsBlobStore) => Promise<Worker[]>;
   /** Dynamic config on top of the project's dev-server settings. */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** Around every activity of the project's workers (a benchmark's simulated latency, say). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
@@ -44,7 +46,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   const store = new FsBlobStore(path.join(tmp, 'store'));
-  const workers = await createWorkers({ connection: native, queues: opts.queues, store });
+  const workers = await createWorkers({ connection: native, queues: opts.queues, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
   workers.push(...((await opts.extraWorkers?.(native, store)) ?? []));
   const running = workers.map((w) => w.run());
   return {

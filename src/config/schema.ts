@@ -158,6 +158,28 @@ export const RlSchema = z
       .object({ enabled: z.boolean().default(false), maxBatchesPerStep: int(1, 100).default(3) })
       .strict()
       .prefault({}),
+    /**
+     * Asynchronous RL (docs/async-rl.md). With maxStaleness k >= 1 the rollouts of the next k steps
+     * run while a step trains, each on the newest weights published when it starts, and a step trains
+     * only on samples at most k weight versions old. Absent or 0: the synchronous schedule.
+     */
+    async: z
+      .object({
+        maxStaleness: int(0, 16).default(1),
+        /**
+         * How samples from older weights are trained (the engine's recorded logprobs π_behav against
+         * π_prox, the policy at the start of the update, recomputed):
+         *   decoupled  AReaL's decoupled PPO: the ratio is clipped against π_prox and each token's
+         *              loss weighted by π_prox / π_behav; tokens whose weight exceeds isCap are
+         *              dropped (weight 0)
+         *   tis        the same ratio, with the weight truncated at isCap (truncated importance sampling)
+         *   none       the ratio against π_behav, as in the synchronous schedule
+         */
+        correction: z.enum(['decoupled', 'tis', 'none']).default('decoupled'),
+        isCap: z.number().gt(1).max(1000).default(5),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((r) => r.miniBatches <= r.promptsPerStep, {
@@ -209,13 +231,33 @@ export const TreeSchema = z
   })
   .strict();
 
+/**
+ * The outside agent of rollout.kind: agent (docs/agents.md): a command trainingRun runs once per
+ * episode, from the repository root, against a gateway serving the step's weights. It finds the
+ * gateway and its problem in its environment (OPENAI_BASE_URL, DURABLE_RL_EPISODE_ID,
+ * DURABLE_RL_PROBLEM, ...), sends every call with the header x-episode-id, and prints
+ * {"answer": ...} as the last line of its output.
+ */
+export const AgentCommandSchema = z
+  .object({
+    /** argv; the default is the openai-client arithmetic agent (scripts/agent-episode.ts). */
+    command: z.array(z.string().min(1)).min(1).default(['node', 'dist/scripts/agent-episode.js']),
+    /** An agent still running after this long is killed; its episode ends with reward 0. */
+    timeoutSec: seconds(120),
+  })
+  .strict();
+export type AgentCommand = z.infer<typeof AgentCommandSchema>;
+
 export const RolloutSchema = z
   .object({
     // plan-act: Plan/Act episodes; tree: offline tree search on the actor's tool-using task (tree.*);
     // horizon: grid-world episodes with plan horizons (task.kind: grid, horizon.*); standard: the
-    // single-agent rollout (the policy gets the whole problem). trainingRun runs each through its
-    // row in workflows/rollout-kinds.ts.
-    kind: z.enum(['standard', 'plan-act', 'tree', 'horizon']).default('plan-act'),
+    // single-agent rollout (the policy gets the whole problem); agent: an outside agent's episodes
+    // through the gateway (rollout.agent). trainingRun runs each through its row in
+    // workflows/rollout-kinds.ts.
+    kind: z.enum(['standard', 'plan-act', 'tree', 'horizon', 'agent']).default('plan-act'),
+    /** Only with kind: agent (filled with its defaults there when absent). */
+    agent: AgentCommandSchema.optional(),
     /** shared: one policy plays both roles; dual: planner and actor are separate jobs. */
     mode: z.enum(['shared', 'dual']).default('shared'),
     maxTurns: int(1, 64).default(4),

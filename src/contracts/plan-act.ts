@@ -157,13 +157,19 @@ export interface AgentRolloutInput {
   runId: string;
   rolloutId: number;
   config: RunConfig;
-  gateway: {
+  /** A gateway already serving the policy: the built-in openai-client agent plays against it. */
+  gateway?: {
     /** Base URL of the OpenAI-compatible gateway, e.g. http://127.0.0.1:8000/v1. */
     baseUrl: string;
     model: string;
     /** The weights version it serves (written on the samples). */
     weightVersion: number;
   };
+  /**
+   * Or (rollout.kind: agent in trainingRun) a command run once per episode against a gateway the
+   * tools worker serves on these weights.
+   */
+  agent?: { command: string[]; timeoutSec: number; weights: WeightsInfo };
   /** Task queue of the workers that run agents; default the tools queue. */
   agentQueue?: string;
 }

@@ -1,7 +1,8 @@
 /** Plain data that trainingRun shows through its progress query and returns as its result. */
 import type { HorizonSuccess } from '../horizon/metrics';
 import type { TimelineCounts } from '../timeline/counts';
-import type { CheckpointInfo, LossPoint, WeightsInfo } from './weights';
+import type { CheckpointInfo, LossPoint, PolicyRef, WeightsInfo } from './weights';
+import type { RolloutSummary } from './plan-act';
 import type { TreeRolloutCounts } from './tree';
 import type { BlobRef } from '../domain/types';
 import type { EvalReport } from '../eval/report';
@@ -9,6 +10,23 @@ import type { Accuracy } from '../eval/episode-accuracy';
 
 
 
+
+/** How an RL step used the trainer and the inference workers, and how stale its samples were (rl.async). */
+export interface RlStepSchedule {
+  /** rl.async.maxStaleness the run used (0: synchronous). */
+  maxStaleness: number;
+  /** Trained samples per staleness: weight versions between the trained policy and the one that generated them. */
+  staleness: Record<string, number>;
+  /** Samples not trained because they were more than maxStaleness versions old. */
+  droppedStale: number;
+  /** Share of the step's wall time the trainer waited for the rollout. */
+  trainerIdle: number;
+  /** Share of the step's wall time no rollout was running. */
+  inferenceIdle: number;
+  /** Off-policy correction: trained tokens whose weight the cap changed, and the mean weight. */
+  capped?: number;
+  meanWeight?: number;
+}
 
 /** One GRPO step: its rollout and its update (also one line of the run's metrics file). */
 export interface RlPoint {
@@ -37,6 +55,8 @@ export interface RlPoint {
   tree?: TreeRolloutCounts;
   /** Horizon rollouts: the step's success per plan horizon. */
   horizon?: HorizonSuccess[];
+  /** Asynchronous RL: the step's staleness, drops and idle shares. */
+  schedule?: RlStepSchedule;
   /** Wall time of the step's phases, seconds (workflow time around each activity or child). */
   /** sync: loading the new weights into the remote server (inference.openai.weightSync), inside publish's share of the step. */
   seconds: { publish: number; rollout: number; train: number; sync?: number };
@@ -95,6 +115,8 @@ export interface RunProgress {
   lastAccuracy?: number;
   /** The latest evaluation on the RL distribution. */
   lastRlEval?: RlEvalPoint;
+  /** The last RL step's schedule: staleness, idle shares (rl.async). */
+  lastSchedule?: RlStepSchedule;
 }
 
 /** State carried across continue-as-new (and usable to resume a run). */
@@ -114,6 +136,23 @@ export interface RunState {
   /** RL wall time so far (publish + rollout + train), the more-SFT baseline's budget. */
   rlSeconds?: number;
   moreSft?: MoreSftBaseline;
+  /** Asynchronous RL: rollouts of later steps finished before a continue-as-new, trained after it. */
+  pendingRollouts?: PendingRollout[];
+}
+
+/** One RL step's rollout: its batches and, with dynamic sampling, the groups kept. */
+export interface StepRollouts {
+  rollouts: RolloutSummary[];
+  keepGroups: string[];
+}
+
+export interface PendingRollout {
+  step: number;
+  policy: PolicyRef;
+  got: StepRollouts;
+  /** Workflow time (ms) the rollout started and ended. */
+  started: number;
+  ended: number;
 }
 
 /** How trainingRun's second argument resumes a run: a carried state (continue-as-new) or the state saved in the blob store. */

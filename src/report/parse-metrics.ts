@@ -77,6 +77,17 @@ const RlStepSchema = z.strictObject({
   // plan_h{H}_success_count / _total_count / _success_rate
   horizon: z.record(z.string().regex(/^plan_h\d+_(success_count|total_count|success_rate)$/), nonNegativeMetric).optional(),
   seconds: z.strictObject({ rollout: nonNegativeMetric, train: nonNegativeMetric, publish: nonNegativeMetric, sync: nonNegativeMetric.optional() }).optional(),
+  schedule: z
+    .strictObject({
+      maxStaleness: z.number().int().nonnegative(),
+      staleness: z.record(z.string().regex(/^-?\d+$/), z.number().int().nonnegative()),
+      droppedStale: z.number().int().nonnegative(),
+      trainerIdle: fraction,
+      inferenceIdle: fraction,
+      capped: nonNegativeMetric.optional(),
+      meanWeight: nonNegativeMetric.optional(),
+    })
+    .optional(),
 });
 
 const EvalSchema = z.strictObject({

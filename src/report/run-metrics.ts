@@ -19,6 +19,7 @@
  *
  * Pure types and one serializer; the parser is in parse-metrics.ts.
  */
+import type { RlStepSchedule } from '../contracts/training-run';
 
 /** Wall-clock seconds one RL step spent in each stage. */
 export interface RlStepSeconds {
@@ -58,7 +59,10 @@ export interface RlStepMetrics {
   /** Horizon rollouts: the step's success per plan horizon (plan_h{H}_success_count / total_count / success_rate). */
   horizon?: Record<string, number>;
   seconds?: RlStepSeconds;
+  /** How the step used the trainer and the inference workers, and how stale its samples were (src/rl/schedule.ts). */
+  schedule?: RlStepSchedule;
 }
+
 
 export interface RlStepTimelines {
   captured: number;

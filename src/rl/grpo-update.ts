@@ -11,13 +11,14 @@ import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
 import { mixSeed, mulberry32 } from '../model/rng';
 import { sequenceLogprobs, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
+import { stalenessHistogram } from './off-policy';
 import { buildPgBatch } from './grpo';
 
 export type RlConfig = RunConfig['rl'];
 
 export interface GrpoProgress {
-  phase: 'reference' | 'update';
-  /** Reference: rows scored so far; update: optimiser steps finished. */
+  phase: 'reference' | 'proximal' | 'update';
+  /** Reference and proximal: rows scored so far; update: optimiser steps finished. */
   done: number;
   total: number;
   /** Update phase: micro-batches finished within the current optimiser step. */
@@ -42,10 +43,20 @@ export interface GrpoUpdateOptions {
   reference?: Checkpoint;
   /** Awaited between micro-batches and reference chunks: heartbeats, cancellation, event loop. */
   onProgress?: (p: GrpoProgress) => Promise<void>;
+  /**
+   * Asynchronous RL: the version of the weights being trained (the checkpoint's). Samples from older
+   * versions are corrected as rl.async.correction says, and the staleness histogram is reported.
+   */
+  policyVersion?: number;
 }
 
 export interface GrpoUpdateResult {
   checkpoint: Checkpoint;
+  /** With policyVersion: samples per staleness (versions behind the trained weights). */
+  staleness?: Record<string, number>;
+  /** With an off-policy correction: trained tokens whose weight the cap changed, and the mean weight. */
+  offPolicyCapped?: number;
+  offPolicyMeanWeight?: number;
   /** Minimised loss (pg loss - entropyCoeff·entropy + klLossCoef·KL loss), mean over optimiser steps. */
   loss: number;
   /** Policy loss alone, mean over optimiser steps (verl actor/pg_loss). */
@@ -112,13 +123,17 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
   const { rl } = opts;
   const pg = pgLossOptions(rl);
   const progress = opts.onProgress ?? (async () => {});
-  const refLogprobs = rl.useKlLoss || rl.useKlInReward ? await referenceLogprobs(ckpt, samples, opts, pg.temperature, progress) : undefined;
+  const refLogprobs = rl.useKlLoss || rl.useKlInReward ? await referenceLogprobs(ckpt, samples, requireReference(ckpt, opts.reference), pg.temperature, progress, 'reference') : undefined;
+  const correction = rl.async && rl.async.maxStaleness > 0 && opts.policyVersion !== undefined ? rl.async.correction : 'none';
+  // π_prox: the policy as this update starts, scored on every sample (what the ratio is taken against).
+  const prox = correction !== 'none' ? await referenceLogprobs(ckpt, samples, ckpt, pg.temperature, progress, 'proximal') : undefined;
   const built = buildPgBatch(samples, {
     maxSeq: ckpt.config.maxSeq,
     normAdvByStd: rl.normAdvByStd,
     epsilon: rl.advEpsilon,
     ...(rl.useKlInReward && refLogprobs ? { klInReward: { coef: rl.klRewardCoef, kind: rl.klPenalty, refLogprobs } } : {}),
     ...(rl.useKlLoss && refLogprobs ? { refLogprobs } : {}),
+    ...(prox && correction !== 'none' ? { offPolicy: { prox, mode: correction, cap: rl.async!.isCap } } : {}),
   });
   const { batch, stats } = built;
   const rows = batch.tokens.length;
@@ -181,6 +196,8 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       gradNormLast: acc.gradNormLast,
       ...(rl.useKlLoss ? { klLoss: perStep(acc.klLoss) } : {}),
       ...(stats.rewardKlPenalty !== undefined ? { rewardKlPenalty: stats.rewardKlPenalty } : {}),
+      ...(opts.policyVersion !== undefined ? { staleness: stalenessHistogram(samples.map((x) => x.metadata.weightVersion), opts.policyVersion) } : {}),
+      ...(built.offPolicy ? { offPolicyCapped: built.offPolicy.capped, offPolicyMeanWeight: built.offPolicy.meanWeight } : {}),
       optimizerSteps: acc.steps,
       nonFiniteGradSteps: acc.nonFinite,
       tokens: batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0),
@@ -206,16 +223,20 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
  * worker uses the same temperature as the actor), aligned with responseTokens; undefined for a
  * sample longer than maxSeq or without a trained token (it is not trained on).
  */
+function requireReference(ckpt: Checkpoint, ref: Checkpoint | undefined): Checkpoint {
+  if (!ref) throw new Error('rl.useKlLoss and rl.useKlInReward need the reference checkpoint (the policy RL started from)');
+  if (JSON.stringify(ref.config) !== JSON.stringify(ckpt.config)) throw new Error('the reference checkpoint has a different model config than the policy');
+  return ref;
+}
+
 async function referenceLogprobs(
   ckpt: Checkpoint,
   samples: readonly Sample[],
-  opts: GrpoUpdateOptions,
+  ref: Checkpoint,
   temperature: number,
   progress: (p: GrpoProgress) => Promise<void>,
+  phase: 'reference' | 'proximal',
 ): Promise<Array<number[] | undefined>> {
-  const ref = opts.reference;
-  if (!ref) throw new Error('rl.useKlLoss and rl.useKlInReward need the reference checkpoint (the policy RL started from)');
-  if (JSON.stringify(ref.config) !== JSON.stringify(ckpt.config)) throw new Error('the reference checkpoint has a different model config than the policy');
   const wanted = samples
     .map((s, i) => ({ s, i }))
     .filter(({ s }) => s.promptTokens.length + s.responseTokens.length <= ckpt.config.maxSeq && s.lossMask.some((m) => m > 0));
@@ -228,7 +249,7 @@ async function referenceLogprobs(
       part.forEach(({ s, i }, k) => {
         out[i] = (lp[k] as number[]).slice(s.promptTokens.length);
       });
-      await progress({ phase: 'reference', done: start + part.length, total: wanted.length });
+      await progress({ phase, done: start + part.length, total: wanted.length });
     }
   } finally {
     model.dispose();

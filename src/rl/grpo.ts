@@ -8,6 +8,7 @@
  */
 import type { KlKind } from '../config/schema';
 import type { Sample } from '../domain/types';
+import { behaviourWeights, type OffPolicyCorrection } from './off-policy';
 import type { TrainBatch } from './trainer';
 import { episodeAdvantages, groupKey, type AdvantageOptions, type EpisodeScore } from './advantages';
 import { klPenalty } from './kl';
@@ -55,6 +56,12 @@ export interface PgBatchOptions extends AdvantageOptions {
    * batch (prompt part zeros) for the rows kept.
    */
   refLogprobs?: ReadonlyArray<readonly number[] | undefined>;
+  /**
+   * Off-policy correction (src/rl/off-policy.ts): per sample the proximal policy's logprobs, aligned
+   * with responseTokens; they replace the behaviour logprobs as the ratio's denominator, and each
+   * token's loss is weighted by π_prox / π_behav as the mode says.
+   */
+  offPolicy?: { prox: ReadonlyArray<readonly number[] | undefined>; mode: Exclude<OffPolicyCorrection, 'none'>; cap: number };
 }
 
 export interface PgBatchResult {
@@ -68,6 +75,8 @@ export interface PgBatchResult {
   /** Samples longer than maxSeq, left out rather than truncated (a cut row loses its reward's cause). */
   tooLong: number;
   stats: GroupStats;
+  /** With offPolicy: trained tokens whose weight the cap changed, and the mean weight over trained tokens. */
+  offPolicy?: { capped: number; meanWeight: number };
 }
 
 /** Per-episode scores: its reward minus the KL penalty (if any). */
@@ -130,6 +139,8 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
   if (opts.refLogprobs) batch.refLogprobs = [];
   // Samples with their own per-token advantages (tree credit) put the whole batch on per-token ones.
   if (samples.some((s) => s.tokenAdvantages !== undefined)) batch.tokenAdvantages = [];
+  if (opts.offPolicy) batch.tokenWeights = [];
+  const weighed = { capped: 0, sum: 0, tokens: 0 };
   const rowGroups: string[] = [];
   const responseLengths: number[] = [];
   let skipped = 0;
@@ -148,7 +159,19 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
     const zeros = s.promptTokens.map(() => 0);
     batch.tokens.push(tokens);
     batch.lossMask.push([...zeros, ...s.lossMask]);
-    batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
+    if (opts.offPolicy) {
+      const prox = opts.offPolicy.prox[i];
+      if (!prox) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has no proximal logprobs`);
+      const w = behaviourWeights(prox, s.logprobs, opts.offPolicy.mode, opts.offPolicy.cap);
+      batch.oldLogprobs!.push([...zeros, ...prox]);
+      batch.tokenWeights!.push([...zeros, ...w.weights]);
+      s.lossMask.forEach((m, j) => {
+        if (m <= 0) return;
+        weighed.tokens++;
+        weighed.sum += w.weights[j] as number;
+        if (w.capped[j]) weighed.capped++;
+      });
+    } else batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
     const groupAdv = stats.advantages.get(s.metadata.episodeId) as number;
     if (batch.tokenAdvantages) {
       const own = s.tokenAdvantages;
@@ -168,5 +191,13 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
     rowGroups.push(groupKey(s.metadata.groupId, s.metadata.episodeId));
     responseLengths.push(s.responseTokens.length);
   });
-  return { batch, rowGroups, responseLengths, skipped, tooLong, stats };
+  return {
+    batch,
+    rowGroups,
+    responseLengths,
+    skipped,
+    tooLong,
+    stats,
+    ...(opts.offPolicy ? { offPolicy: { capped: weighed.capped, meanWeight: weighed.tokens === 0 ? 1 : weighed.sum / weighed.tokens } } : {}),
+  };
 }

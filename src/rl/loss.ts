@@ -58,6 +58,8 @@ export interface ActorLossInput {
   entropy: tf.Tensor2D;
   /** The reference policy's logprobs; needed when options.klLoss is set. */
   refLogprob?: tf.Tensor2D;
+  /** Per-token weights of the policy-gradient loss (off-policy correction). */
+  weights?: tf.Tensor2D;
 }
 
 export interface ActorLossTerms {
@@ -78,6 +80,7 @@ export function actorLoss(x: ActorLossInput, options: PgLossOptions, norm: LossN
     oldLogprob: x.oldLogprob,
     advantages: x.advantages,
     mask: x.mask,
+    ...(x.weights ? { weights: x.weights } : {}),
     clip: { clipLow: options.clipLow, clipHigh: options.clipHigh, dualClipC: options.dualClipC },
     aggMode: options.aggMode,
     norm,

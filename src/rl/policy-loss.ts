@@ -8,7 +8,7 @@
  *   clip1   = max(pg1, pg2)
  *   pg3     = -A · c                                    (dual clip, c > 1)
  *   loss_t  = A < 0 ? min(pg3, clip1) : clip1
- *   loss    = aggLoss(loss_t)
+ *   loss    = aggLoss(loss_t · w)                        (w: off-policy weights, default 1)
  *
  * and its statistics, masked means over the trained tokens:
  *   clipFrac      share where pg2 > pg1 (the clip changed the loss)
@@ -40,6 +40,8 @@ export interface PolicyLossInput {
   advantages: tf.Tensor2D;
   /** 1 = trained token, [rows, len]. */
   mask: tf.Tensor2D;
+  /** Per-token weights of the loss, [rows, len], constants (off-policy correction, src/rl/off-policy.ts). */
+  weights?: tf.Tensor2D;
   clip: ClipOptions;
   aggMode: LossAggMode;
   norm: LossNorm;
@@ -65,7 +67,8 @@ export function policyLoss(x: PolicyLossInput): PolicyLossOutput {
     const clip1 = tf.maximum(pg1, pg2);
     const pg3 = tf.mul(negAdv, dualClipC);
     const negative = tf.broadcastTo(tf.less(x.advantages, 0), clip1.shape);
-    const perToken = tf.where(negative, tf.minimum(pg3, clip1), clip1) as tf.Tensor2D;
+    const clipped = tf.where(negative, tf.minimum(pg3, clip1), clip1) as tf.Tensor2D;
+    const perToken = x.weights ? (tf.mul(clipped, x.weights) as tf.Tensor2D) : clipped;
 
     const tokens = tf.maximum(tf.sum(x.mask), 1);
     const maskedMean = (t: tf.Tensor): tf.Scalar => tf.div(tf.sum(tf.mul(t, x.mask)), tokens) as tf.Scalar;

@@ -31,6 +31,8 @@ export interface TrainBatch {
   oldLogprobs?: number[][];
   /** Reference-policy logprobs (same temperature), needed by the KL loss. */
   refLogprobs?: number[][];
+  /** Per-token weights of the policy-gradient loss (off-policy correction, src/rl/off-policy.ts). */
+  tokenWeights?: number[][];
 }
 
 
@@ -129,6 +131,7 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
   const old = pgOpts ? tensor(batch.oldLogprobs) : undefined;
   if (pgOpts?.klLoss && !batch.refLogprobs) throw new Error('the KL loss needs refLogprobs in the batch');
   const ref = pgOpts?.klLoss ? tensor(batch.refLogprobs) : undefined;
+  const weights = pgOpts ? tensor(batch.tokenWeights) : undefined;
   let sums: PgSums | undefined;
 
   const lossFn = (): tf.Scalar => {
@@ -136,7 +139,7 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
     const { logp, entropy } = targetLogprobsAndEntropy(model, p, pgOpts.temperature);
     // Reading logp back to JS is the stop-gradient tfjs lacks for the on-policy case.
     const behaviour = old ?? tf.tensor2d(logp.dataSync() as Float32Array, [p.rows, p.len]);
-    const terms = actorLoss({ logprob: logp, oldLogprob: behaviour, advantages: adv, mask, entropy, ...(ref ? { refLogprob: ref } : {}) }, pgOpts, norm);
+    const terms = actorLoss({ logprob: logp, oldLogprob: behaviour, advantages: adv, mask, entropy, ...(ref ? { refLogprob: ref } : {}), ...(weights ? { weights } : {}) }, pgOpts, norm);
     const read = (t: tf.Tensor): number => t.dataSync()[0] as number;
     sums = {
       pgLoss: read(terms.pg.loss),
@@ -156,7 +159,7 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
     const g = grads[v.name];
     if (g) named[name] = g;
   }
-  tf.dispose([value, mask, ...[adv, old, ref].filter((t): t is tf.Tensor2D => t !== undefined)]);
+  tf.dispose([value, mask, ...[adv, old, ref, weights].filter((t): t is tf.Tensor2D => t !== undefined)]);
   disposePacked(p);
   return { loss, tokens: count, grads: named, ...(sums ? { pg: sums } : {}) };
 }
@@ -264,6 +267,7 @@ function withoutZeroAdvantageRows(batch: TrainBatch): TrainBatch {
   if (batch.advantages) out.advantages = pick(batch.advantages)!;
   if (batch.tokenAdvantages) out.tokenAdvantages = pick(batch.tokenAdvantages)!;
   if (batch.oldLogprobs) out.oldLogprobs = pick(batch.oldLogprobs)!;
+  if (batch.tokenWeights) out.tokenWeights = pick(batch.tokenWeights)!;
   if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs)!;
   return out;
 }
@@ -285,6 +289,7 @@ function sliceRows(batch: TrainBatch, from: number, to: number): TrainBatch {
   if (batch.advantages) out.advantages = batch.advantages.slice(from, to);
   if (batch.tokenAdvantages) out.tokenAdvantages = batch.tokenAdvantages.slice(from, to);
   if (batch.oldLogprobs) out.oldLogprobs = batch.oldLogprobs.slice(from, to);
+  if (batch.tokenWeights) out.tokenWeights = batch.tokenWeights.slice(from, to);
   if (batch.refLogprobs) out.refLogprobs = batch.refLogprobs.slice(from, to);
   return out;
 }

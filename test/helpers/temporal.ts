@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -85,7 +85,7 @@ export interface TestEnv {
   /** Where this file's runs write their metrics files and curves. */
   runsDir: string;
   /** Starts trainingRun with `config` under a fresh id beginning with `idPrefix`. */
-  startTrainingRun(idPrefix: string, config: unknown): Promise<{ workflowId: string; handle: WorkflowHandle }>;
+  startTrainingRun(idPrefix: string, config: unknown): Promise<{ workflowId: string; handle: WorkflowHandleWithFirstExecutionRunId }>;
   /** Starts another worker in this namespace (an oracle inference queue, say); stopped by stop(). */
   addWorker(options: Omit<Parameters<typeof Worker.create>[0], 'connection' | 'namespace'>): Promise<void>;
   stop(): Promise<void>;

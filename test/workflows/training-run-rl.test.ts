@@ -45,6 +45,51 @@ describe('trainingRun with an RL phase', () => {
     expect(result.checkpoint?.step).toBe(6);
   });
 
+  it("runs rollout.kind agent: per step the configured agent command plays each episode against the tools worker's gateway on that step's weights, and its recorded calls are trained", async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('agent', { ...tinyRlConfig(), rollout: { kind: 'agent', maxTurns: 2, maxToolCallsPerAct: 1, agent: { timeoutSec: 60 } } });
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.rl.map((p) => [p.step, p.weightVersion])).toEqual([[1, 0], [2, 1]]);
+    for (const step of [1, 2]) {
+      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/agent-rollout-${step}`).result()) as RolloutSummary;
+      expect(summary).toMatchObject({ mode: 'single', episodes: 4 });
+      // Every episode's agent process ran and made at least one call through the gateway, recorded and merged.
+      expect(summary.rows.filter((r) => r.failure === 'agent-failed')).toEqual([]);
+      expect(summary.metrics.generations).toBeGreaterThanOrEqual(4);
+      const set = summary.samples.single!;
+      expect(set.samples).toBeGreaterThanOrEqual(4);
+      expect(set.timelines!.captured).toBe(summary.metrics.generations);
+      expect(result.rl[step - 1]!.meanReward).toBe(summary.meanReward);
+    }
+    // Two GRPO updates on the agent's samples (4 SFT steps, then one checkpoint per RL step).
+    expect(result.checkpoint?.step).toBe(6);
+  });
+
+  it('runs asynchronously with rl.async.maxStaleness 1: the next rollout runs while a step trains, each step trains its own samples once, never more than one version stale, across a continue-as-new', async () => {
+    const config = { ...tinyRlConfig({ steps: 3, async: { maxStaleness: 1 } }), workflow: { continueAsNewEvery: 4 } };
+    const { workflowId, handle } = await ctx.startTrainingRun('async', config);
+    const result = (await handle.result()) as TrainingRunResult;
+    // Step 2's rollout started on v0 while step 1 trained; step 3's on v1 while step 2 trained.
+    expect(result.rl.map((p) => [p.step, p.weightVersion])).toEqual([[1, 0], [2, 0], [3, 1]]);
+    for (const [i, p] of result.rl.entries()) {
+      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-${p.step}`).result()) as RolloutSummary;
+      const samples = [summary.samples.planner, summary.samples.actor].reduce((n, s) => n + (s?.samples ?? 0), 0);
+      // Trained once: the step's rows are exactly its own rollout's samples.
+      expect(p.rows + p.skipped).toBe(samples);
+      expect(p.schedule).toMatchObject({ maxStaleness: 1, droppedStale: 0, staleness: { [i === 0 ? '0' : '1']: samples } });
+      expect(p.schedule!.trainerIdle).toBeGreaterThanOrEqual(0);
+      expect(p.schedule!.inferenceIdle).toBeLessThanOrEqual(1);
+    }
+    // The overlap, from the first execution's history: rollout 2 began before step 1's update ended.
+    const history = await ctx.env.client.workflow.getHandle(workflowId, handle.firstExecutionRunId).fetchHistory();
+    const events = history.events ?? [];
+    const rollout2 = events.findIndex((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === `${workflowId}/rollout-2`);
+    const trained = events.findIndex((e) => e.activityTaskCompletedEventAttributes && events.find((s) => Number(s.eventId) === Number(e.activityTaskCompletedEventAttributes!.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name === 'trainGrpo');
+    expect(rollout2).toBeGreaterThan(0);
+    expect(trained).toBeGreaterThan(rollout2);
+    // The metrics file has the schedule of every step.
+    const lines = parseMetricsJsonl(fs.readFileSync(result.metricsFile!, 'utf8')).rl;
+    expect(lines.map((l) => l.schedule?.staleness)).toEqual(result.rl.map((p) => p.schedule!.staleness));
+  });
 
   it('runs SFT, then per RL step a rollout child and a GRPO update, with RL evaluations, metrics file and curves', async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('rl', tinyRlConfig());

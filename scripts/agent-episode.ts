@@ -1,0 +1,51 @@
+/**
+ * One episode of the openai-client arithmetic agent (src/gateway/arith-agent.ts), as trainingRun runs
+ * an outside agent with rollout.kind: agent (docs/agents.md). Everything comes from the environment
+ * the agent activity sets, as it would for any agent of yours:
+ *
+ *   OPENAI_BASE_URL, OPENAI_API_KEY   the gateway serving the step's weights
+ *   DURABLE_RL_MODEL                  the model name it serves
+ *   DURABLE_RL_EPISODE_ID             sent as x-episode-id on every call (the gateway records under it)
+ *   DURABLE_RL_PROBLEM                the problem (here an arithmetic expression)
+ *   DURABLE_RL_TEMPERATURE, DURABLE_RL_MAX_TOKENS, DURABLE_RL_MAX_CALLS, DURABLE_RL_SEED
+ *
+ * The last line it prints is the episode's result: {"answer": "<text>" | null, "requests": <n>}.
+ */
+import OpenAI from 'openai';
+import { solveArithmetic } from '../src/gateway/arith-agent';
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (v === undefined || v === '') throw new Error(`${name} is not set: this script is run by the agent activity (rollout.kind: agent)`);
+  return v;
+}
+
+function numberEnv(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const client = new OpenAI({ baseURL: env('OPENAI_BASE_URL'), apiKey: process.env.OPENAI_API_KEY ?? 'none', maxRetries: 2 });
+  const seed = numberEnv('DURABLE_RL_SEED');
+  const temperature = numberEnv('DURABLE_RL_TEMPERATURE');
+  const maxTokens = numberEnv('DURABLE_RL_MAX_TOKENS');
+  const maxCalls = numberEnv('DURABLE_RL_MAX_CALLS');
+  const result = await solveArithmetic(client, env('DURABLE_RL_PROBLEM'), {
+    model: env('DURABLE_RL_MODEL'),
+    episodeId: env('DURABLE_RL_EPISODE_ID'),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(maxCalls !== undefined ? { maxCalls } : {}),
+  });
+  console.log(JSON.stringify(result));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
