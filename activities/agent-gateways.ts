@@ -2,7 +2,8 @@
  * The tools workers' gateways for rollout.kind: agent: one OpenAI-compatible gateway per weight
  * version, on loopback, serving the embedded engine of those weights and recording every call that
  * names an episode in the blob store. The newest two versions are kept (as inference workers keep
- * their engines); an older one is closed once a newer one is asked for.
+ * their engines); an older one is closed once a newer one is asked for and no episode uses it any
+ * more (asynchronous RL plays episodes of several versions at once).
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -11,7 +12,8 @@ import { blobStoreRecorder } from '../src/gateway/recorder';
 import { createGateway } from '../src/gateway/server';
 import { loadTokenizer } from '../src/model/tokenizer';
 import type { BlobStore } from '../src/store/blob-store';
-import { EngineCache } from './engine-cache';
+import type { BatchingEngine } from '../src/engine/batcher';
+import { loadBatchingEngine } from './engine-cache';
 
 /** The model name agents ask the gateway for. */
 export const AGENT_GATEWAY_MODEL = 'policy';
@@ -19,42 +21,64 @@ const KEEP_VERSIONS = 2;
 
 interface Served {
   app: FastifyInstance;
+  engine: BatchingEngine;
   baseUrl: string;
 }
 
+interface Entry {
+  served: Promise<Served>;
+  /** Episodes playing against it now. */
+  users: number;
+  evicted: boolean;
+}
+
 export class AgentGateways {
-  private readonly engines: EngineCache;
-  private readonly gateways = new Map<string, Promise<Served>>();
+  private readonly gateways = new Map<string, Entry>();
 
-  constructor(private readonly store: BlobStore) {
-    this.engines = new EngineCache(store, 64);
-  }
+  constructor(private readonly store: BlobStore) {}
 
-  /** The base URL of a gateway serving these weights (a model of maxSeq positions). */
-  async baseUrl(weights: WeightsInfo, maxSeq: number): Promise<string> {
+  /** Runs `use` with the base URL of a gateway serving these weights (a model of maxSeq positions). */
+  async with<T>(weights: WeightsInfo, maxSeq: number, use: (baseUrl: string) => Promise<T>): Promise<T> {
     const key = weights.onnx.sha256;
-    let served = this.gateways.get(key);
-    if (!served) {
-      served = this.open(weights, maxSeq);
-      served.catch(() => this.gateways.delete(key));
-      this.gateways.set(key, served);
-      while (this.gateways.size > KEEP_VERSIONS) {
-        const oldest = this.gateways.keys().next().value as string;
-        const evicted = this.gateways.get(oldest);
-        this.gateways.delete(oldest);
-        evicted?.then((g) => g.app.close()).catch(() => undefined);
+    let entry = this.gateways.get(key);
+    if (!entry) {
+      const opened: Entry = { served: this.open(weights, maxSeq), users: 0, evicted: false };
+      opened.served.catch(() => this.gateways.delete(key));
+      this.gateways.set(key, opened);
+      entry = opened;
+      const live = [...this.gateways.entries()].filter(([, e]) => !e.evicted);
+      for (const [, old] of live.slice(0, Math.max(0, live.length - KEEP_VERSIONS))) {
+        old.evicted = true;
+        this.closeIfUnused(old);
       }
     }
-    return (await served).baseUrl;
+    entry.users++;
+    try {
+      return await use((await entry.served).baseUrl);
+    } finally {
+      entry.users--;
+      this.closeIfUnused(entry);
+    }
+  }
+
+  private closeIfUnused(entry: Entry): void {
+    if (!entry.evicted || entry.users > 0) return;
+    for (const [k, e] of this.gateways) if (e === entry) this.gateways.delete(k);
+    entry.served
+      .then(async (g) => {
+        await g.app.close();
+        await g.engine.release();
+      })
+      .catch(() => undefined);
   }
 
   private async open(weights: WeightsInfo, maxSeq: number): Promise<Served> {
-    const engine = await this.engines.get(weights);
+    const engine = await loadBatchingEngine(this.store, weights, 64);
     const tokenizer = loadTokenizer();
     const app = createGateway({ engine: { complete: (p, params, o) => engine.complete(p, params, o) }, tokenizer, model: AGENT_GATEWAY_MODEL, maxSeq, recorder: blobStoreRecorder(this.store) });
     await app.listen({ port: 0, host: '127.0.0.1' });
     // The worker keeps its process alive; a gateway left open must not keep it from exiting.
     app.server.unref();
-    return { app, baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1` };
+    return { app, engine, baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1` };
   }
 }

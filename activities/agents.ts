@@ -70,8 +70,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
       const ctx = Context.current();
       const recordedAs = `${input.episodeId}#a${ctx.info.attempt}`;
       gateways ??= new AgentGateways(store);
-      const baseUrl = await gateways.baseUrl(input.weights, input.maxSeq);
-      const out = await runAgentProcess({
+      const out = await gateways.with(input.weights, input.maxSeq, (baseUrl) => runAgentProcess({
         argv: input.command,
         cwd: REPO_ROOT,
         env: {
@@ -88,7 +87,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
         timeoutMs: input.timeoutSec * 1000,
         signal: ctx.cancellationSignal,
         onBeat: () => ctx.heartbeat(),
-      });
+      }));
       return { answer: out.answer, requests: out.requests ?? 0, recordedAs };
     },
 

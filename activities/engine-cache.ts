@@ -10,7 +10,11 @@ import { ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
 import type { GptConfig } from '../src/model/arch';
 import type { WeightsInfo } from '../src/contracts/weights';
 
-const KEEP_VERSIONS = 2;
+/**
+ * Versions kept loaded: asynchronous RL (rl.async.maxStaleness k) plays rollouts of up to k + 1
+ * versions at once while the newest is evaluated, so a cache of two would reload engines in turn.
+ */
+const KEEP_VERSIONS = 4;
 
 /**
  * KV the prefix cache of each engine may hold: tree branches and chains re-send their parent's
@@ -44,12 +48,17 @@ export class EngineCache {
     return engine;
   }
 
-  private async load(weights: WeightsInfo): Promise<BatchingEngine> {
-    const bytes = await this.store.get(weights.onnx);
-    const configJson = readOnnxMetadata(bytes)[ONNX_META.config];
-    if (!configJson) throw new Error(`ONNX weights v${weights.version} carry no ${ONNX_META.config} metadata`);
-    const config = JSON.parse(configJson) as GptConfig;
-    const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: loadTokenizer(), weightVersion: weights.version, prefixCacheBytes: PREFIX_CACHE_BYTES });
-    return new BatchingEngine(engine, this.maxBatch);
+  private load(weights: WeightsInfo): Promise<BatchingEngine> {
+    return loadBatchingEngine(this.store, weights, this.maxBatch);
   }
+}
+
+/** The embedded engine of published weights (their ONNX blob), behind a batcher. */
+export async function loadBatchingEngine(store: BlobStore, weights: WeightsInfo, maxBatch: number): Promise<BatchingEngine> {
+  const bytes = await store.get(weights.onnx);
+  const configJson = readOnnxMetadata(bytes)[ONNX_META.config];
+  if (!configJson) throw new Error(`ONNX weights v${weights.version} carry no ${ONNX_META.config} metadata`);
+  const config = JSON.parse(configJson) as GptConfig;
+  const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: loadTokenizer(), weightVersion: weights.version, prefixCacheBytes: PREFIX_CACHE_BYTES });
+  return new BatchingEngine(engine, maxBatch);
 }

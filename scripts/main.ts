@@ -138,6 +138,9 @@ function showProgress(poll: () => Promise<RunProgress>): () => void {
     },
     cliProgress.Presets.shades_classic,
   );
+  /** Asynchronous RL: the last step's staleness (versions: samples) and how idle trainer and inference were. */
+  const scheduleText = (s: NonNullable<RunProgress['lastSchedule']>): string =>
+    `stale {${Object.entries(s.staleness).map(([k, n]) => `${k}:${n}`).join(' ')}} idle trainer ${pct(s.trainerIdle)} inference ${pct(s.inferenceIdle)}${s.droppedStale > 0 ? ` dropped ${s.droppedStale}` : ''}`;
   let started = false;
   let stopped = false;
   const tick = async (): Promise<void> => {
@@ -146,7 +149,7 @@ function showProgress(poll: () => Promise<RunProgress>): () => void {
       const payload = {
         phase: p.phase,
         loss: p.lastLoss === undefined ? '-' : p.lastLoss.toFixed(3),
-        rlText: p.rlStep !== undefined ? `rl ${p.rlStep}: reward ${p.lastReward?.toFixed(2)} acc ${pct(p.lastAccuracy ?? 0)} | ` : '',
+        rlText: p.rlStep !== undefined ? `rl ${p.rlStep}: reward ${p.lastReward?.toFixed(2)} acc ${pct(p.lastAccuracy ?? 0)}${p.lastSchedule ? ` ${scheduleText(p.lastSchedule)}` : ''} | ` : '',
         evalText: p.lastRlEval
           ? `rl@${p.lastRlEval.step}: greedy ${pct(p.lastRlEval.greedy.accuracy)}${p.lastRlEval.sampled ? ` sampled ${pct(p.lastRlEval.sampled.accuracy)}` : ''}`
           : p.lastEval

@@ -111,6 +111,19 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     workflowType: 'planActJob',
     args: planActJob('shared', { ...tinyPlanActConfig('history-shared-claimed', 'shared'), model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 256 } }),
   },
+  // Asynchronous RL (rl.async.maxStaleness 1): step N+1's rollout child starts while step N trains.
+  {
+    name: 'training-run-async',
+    workflowType: 'trainingRun',
+    args: [
+      tinyRunConfig({
+        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+        eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
+        rollout: { maxTurns: 2 },
+        rl: { steps: 3, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12, async: { maxStaleness: 1 } },
+      }),
+    ],
+  },
   // A tree rollout on the oracle (a calculator call, then the answer): all four phases, real tools and samples.
   {
     name: 'tree-rollout',

@@ -120,6 +120,28 @@ export function lossPanel(run: RunMetrics, ctx: PanelContext): Panel | null {
 }
 
 /** (4) How far each RL update moved the policy: clipped-token fraction and approximate KL. */
+/**
+ * (5) Asynchronous RL only: per RL step the share of wall time the trainer waited for a rollout and
+ * the mean staleness of the samples it trained (versions between the trained policy and theirs).
+ */
+export function schedulePanel(run: RunMetrics, ctx: PanelContext): Panel | null {
+  const steps = run.rl.filter((m) => m.schedule);
+  if (steps.length === 0) return null;
+  const meanStaleness = (m: RlStepMetrics): number | undefined => {
+    const entries = Object.entries(m.schedule!.staleness);
+    const n = entries.reduce((a, [, c]) => a + c, 0);
+    return n === 0 ? undefined : entries.reduce((a, [k, c]) => a + Number(k) * c, 0) / n;
+  };
+  return twoAxisPanel(
+    'Asynchronous schedule',
+    RL_STEP,
+    ctx.width,
+    { name: 'trainer idle share', rows: rlRows(steps, 'trainer idle share', (m) => m.schedule!.trainerIdle) },
+    { name: 'mean staleness (versions)', rows: rlRows(steps, 'mean staleness (versions)', meanStaleness) },
+    [],
+  );
+}
+
 export function policyShiftPanel(run: RunMetrics, ctx: PanelContext): Panel | null {
   return twoAxisPanel(
     'RL update size',

@@ -3,7 +3,7 @@
  * title that summarises the run. Pure: no vega, no I/O.
  */
 import type { TopLevelSpec } from 'vega-lite/build/index';
-import { accuracyPanel, lossPanel, policyShiftPanel, rewardPanel, type Panel, type PanelContext } from './curve-panels';
+import { accuracyPanel, lossPanel, policyShiftPanel, rewardPanel, schedulePanel, type Panel, type PanelContext } from './curve-panels';
 import type { PanelSpec } from './panel-parts';
 import type { RunMetrics } from './run-metrics';
 import { runTimeline } from './timeline';
@@ -34,7 +34,7 @@ export class NoCurvesError extends Error {
  */
 export function runPanels(run: RunMetrics, options: CurvesOptions = {}, panelWidth = Number.POSITIVE_INFINITY): Panel[] {
   const ctx: PanelContext = { timeline: runTimeline(run), width: panelWidth, ...(options.rollingWindow !== undefined ? { rollingWindow: options.rollingWindow } : {}) };
-  const panels = [rewardPanel(run, ctx), accuracyPanel(run, ctx), policyShiftPanel(run, ctx), lossPanel(run, ctx)];
+  const panels = [rewardPanel(run, ctx), accuracyPanel(run, ctx), policyShiftPanel(run, ctx), lossPanel(run, ctx), schedulePanel(run, ctx)];
   const present = panels.filter((p): p is Panel => p !== null);
   if (present.length === 0) {
     const what = run.baselines.length > 0 ? 'only baselines' : 'no lines at all';

@@ -162,6 +162,14 @@ describe('curves picture', () => {
     expect(svg).not.toContain('RL starts');
   });
 
+  it('draws the asynchronous schedule (trainer idle share, mean staleness) only for a run that has one', async () => {
+    const schedule = (stale: Record<string, number>) => JSON.stringify({ maxStaleness: 1, staleness: stale, droppedStale: 0, trainerIdle: 0.25, inferenceIdle: 0.1 });
+    const text = [1, 2, 3].map((step) => `{"kind":"rl","step":${step},"meanReward":0.2,"loss":0.1,"schedule":${schedule(step === 1 ? { '0': 8 } : { '1': 8 })}}`).join('\n');
+    const svg = await renderCurvesSvg(parseMetricsJsonl(text));
+    for (const t of ['Asynchronous schedule', 'trainer idle share', 'mean staleness (versions)']) expect(svg).toContain(`>${t}</text>`);
+    expect(await renderCurvesSvg(run)).not.toContain('Asynchronous schedule');
+  });
+
   it('draws a single RL step', async () => {
     const png = await renderCurvesPng(parseMetricsJsonl('{"kind":"rl","step":0,"meanReward":0.2,"loss":0.1}'), { width: 400, height: 300 });
     expect(pngSize(png)).toEqual({ width: 400, height: 300 });

@@ -91,6 +91,21 @@ describe('trainingRun with an RL phase', () => {
     expect(lines.map((l) => l.schedule?.staleness)).toEqual(result.rl.map((p) => p.schedule!.staleness));
   });
 
+  it('runs other rollout kinds asynchronously too: standard single-agent rollouts with maxStaleness 2 and truncated IS', async () => {
+    const config = { ...tinyRlConfig({ steps: 4, async: { maxStaleness: 2, correction: 'tis', isCap: 2 } }), rollout: { kind: 'standard', maxTurns: 2 } };
+    const { workflowId, handle } = await ctx.startTrainingRun('async-standard', config);
+    const result = (await handle.result()) as TrainingRunResult;
+    // Steps 1-3 start together on v0; step 4 starts on v1 when step 2 begins.
+    expect(result.rl.map((p) => [p.step, p.weightVersion])).toEqual([[1, 0], [2, 0], [3, 0], [4, 1]]);
+    expect(result.rl.map((p) => Object.keys(p.schedule!.staleness))).toEqual([['0'], ['1'], ['2'], ['2']]);
+    for (const p of result.rl) {
+      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/standard-rollout-${p.step}`).result()) as RolloutSummary;
+      expect(p.rows + p.skipped).toBe(summary.samples.single!.samples);
+      // Stale steps were corrected: weights, some of them capped at 2, around 1 on average.
+      if (p.step > 1 && p.rows > 0) expect(p.schedule!.meanWeight).toBeGreaterThan(0);
+    }
+  });
+
   it('runs SFT, then per RL step a rollout child and a GRPO update, with RL evaluations, metrics file and curves', async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('rl', tinyRlConfig());
     const result = (await handle.result()) as TrainingRunResult;

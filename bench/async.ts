@@ -1,0 +1,145 @@
+/**
+ * Synchronous against asynchronous RL (rl.async.maxStaleness), side by side in one run: per seed, one
+ * SFT run, then the main job's RL phase from its checkpoint once per schedule (same config, same
+ * seed; the order of the schedules rotates with the seed so drift in the machine's load falls on
+ * each alike). Reports RL steps per hour and held-out greedy accuracy at the end (equal trained
+ * samples: every schedule trains the same steps of the same batch size), per seed and as mean ±
+ * spread, and the async/sync speed ratio per seed.
+ *
+ * --simulate-gpu-ms L adds L ms to every generate activity, the time a GPU engine on other devices
+ * would take: the rollout then waits instead of computing, as in a deployment where inference and
+ * training do not share a CPU (bench:planact's stand-in for an LLM engine, the same idea).
+ *
+ *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0]
+ *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
+ */
+import path from 'node:path';
+import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadRunConfig } from '../src/config/load';
+import type { RunConfigInput } from '../src/config/schema';
+import type { TrainingRunResult } from '../src/contracts/training-run';
+import { REPO_ROOT } from '../src/paths';
+import { startLocalStack } from '../scripts/lib/local-stack';
+import { TASK_QUEUES } from '../workflows/shared';
+import { arg } from './lib/args';
+
+interface Outcome {
+  seed: number;
+  k: number;
+  rlSeconds: number;
+  stepsPerHour: number;
+  accuracy: number;
+  stderr: number;
+  trainerIdle: number;
+  inferenceIdle: number;
+}
+
+const list = (v: string): number[] => v.split(',').map((x) => Number(x.trim()));
+const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const spread = (xs: number[]) => (xs.length < 2 ? 0 : Math.sqrt(xs.reduce((a, x) => a + (x - meanOf(xs)) ** 2, 0) / (xs.length - 1)));
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const tiny = process.argv.includes('--tiny');
+  const seeds = list(arg('seeds', tiny ? '1' : '1,2,3'));
+  const modes = list(arg('modes', '0,1,2'));
+  const gpuMs = Number(arg('simulate-gpu-ms', '0'));
+  const base = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
+  const sftSteps = Number(arg('sft-steps', tiny ? '4' : String(base.sft.steps)));
+  const rlSteps = Number(arg('rl-steps', tiny ? '2' : String(base.rl.steps)));
+  const shape = tiny ? { model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, task: { ...base.task, trainProblems: 40, evalProblems: 4, rl: { ...base.task.rl, evalProblems: 8 } } } : {};
+  const common: RunConfigInput = {
+    ...base,
+    ...shape,
+    eval: { ...base.eval, everySteps: 0, rlEverySteps: 0, sampled: false },
+    compare: { moreSft: false },
+  };
+  const delay: ActivityInboundCallsInterceptor = {
+    async execute(input, next) {
+      if (Context.current().info.activityType === 'generate') await new Promise((r) => setTimeout(r, gpuMs));
+      return next(input);
+    },
+  };
+  const stack = await startLocalStack({
+    label: 'bench-async',
+    queues: ['orchestration', 'inference', 'training', 'tools'],
+    ...(gpuMs > 0 ? { activityInterceptors: [() => ({ inbound: delay })] } : {}),
+  });
+  const run = async (id: string, config: RunConfigInput): Promise<TrainingRunResult> => {
+    const handle = await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [config] });
+    return (await handle.result()) as TrainingRunResult;
+  };
+  const outcomes: Outcome[] = [];
+  try {
+    const stamp = Date.now();
+    for (const [i, seed] of seeds.entries()) {
+      const sftId = `bench-async-sft-s${seed}-${stamp}`;
+      await run(sftId, { ...common, experiment: 'bench-async-sft', seed, sft: { ...base.sft, steps: sftSteps }, rl: { ...base.rl, steps: 0 } });
+      // Rotate the schedules' order with the seed.
+      const order = modes.map((_, j) => modes[(i + j) % modes.length]!);
+      for (const k of order) {
+        const r = await run(`bench-async-k${k}-s${seed}-${stamp}`, {
+          ...common,
+          experiment: 'bench-async',
+          seed,
+          init: { fromRun: sftId },
+          sft: { ...base.sft, steps: 0 },
+          rl: { ...base.rl, steps: rlSteps, ...(k > 0 ? { async: { maxStaleness: k } } : {}) },
+        });
+        const rlSeconds = r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
+        const last = r.rlEvals.at(-1)!.greedy;
+        const sched = r.rl.filter((p) => p.schedule);
+        outcomes.push({
+          seed,
+          k,
+          rlSeconds,
+          stepsPerHour: (r.rl.length / rlSeconds) * 3600,
+          accuracy: last.accuracy,
+          stderr: last.stderr,
+          // The synchronous schedule's idle shares follow from its phases.
+          trainerIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.trainerIdle)) : meanOf(r.rl.map((p) => p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
+          inferenceIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.inferenceIdle)) : meanOf(r.rl.map((p) => 1 - p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
+        });
+        const o = outcomes.at(-1)!;
+        console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${r.rl.length} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
+      }
+    }
+  } finally {
+    await stack.stop();
+  }
+  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; simulated GPU latency per generate: ${gpuMs} ms`;
+  console.log(cfgLine);
+  console.log('');
+  console.log('| seed | maxStaleness | RL wall (s) | RL steps/hour | speed vs sync | held-out greedy | trainer idle | inference idle |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const o of outcomes) {
+    const sync = outcomes.find((x) => x.seed === o.seed && x.k === 0);
+    const ratio = sync ? (o.stepsPerHour / sync.stepsPerHour).toFixed(2) : '-';
+    console.log(`| ${o.seed} | ${o.k} | ${o.rlSeconds.toFixed(1)} | ${o.stepsPerHour.toFixed(0)} | ${ratio}× | ${(100 * o.accuracy).toFixed(1)}% ± ${(100 * o.stderr).toFixed(1)} | ${(100 * o.trainerIdle).toFixed(0)}% | ${(100 * o.inferenceIdle).toFixed(0)}% |`);
+  }
+  console.log('');
+  console.log('| maxStaleness | speed vs sync, mean ± sd over seeds | held-out greedy, mean ± sd over seeds | paired difference to sync (points), mean ± se |');
+  console.log('|---:|---:|---:|---:|');
+  for (const k of modes) {
+    const mine = outcomes.filter((o) => o.k === k);
+    const ratios = mine.flatMap((o) => {
+      const sync = outcomes.find((x) => x.seed === o.seed && x.k === 0);
+      return sync ? [o.stepsPerHour / sync.stepsPerHour] : [];
+    });
+    const diffs = mine.flatMap((o) => {
+      const sync = outcomes.find((x) => x.seed === o.seed && x.k === 0);
+      return sync ? [100 * (o.accuracy - sync.accuracy)] : [];
+    });
+    const acc = mine.map((o) => 100 * o.accuracy);
+    console.log(
+      `| ${k} | ${meanOf(ratios).toFixed(2)}× ± ${spread(ratios).toFixed(2)} | ${meanOf(acc).toFixed(1)}% ± ${spread(acc).toFixed(1)} | ${meanOf(diffs).toFixed(1)} ± ${(spread(diffs) / Math.sqrt(Math.max(1, diffs.length))).toFixed(1)} |`,
+    );
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
