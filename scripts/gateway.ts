@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   }
   const engine = await OrtEngine.create({ onnx, config, tokenizer, weightVersion: 0, prefixCacheBytes: 64 << 20 });
   const batcher = new BatchingEngine(engine, 64);
-  const app = createGateway({ engine: { complete: (p, params) => batcher.complete(p, params) }, tokenizer, model: opts.model, maxSeq: config.maxSeq, recorder: blobStoreRecorder(store) });
+  const app = createGateway({ engine: batcher, tokenizer, model: opts.model, maxSeq: config.maxSeq, recorder: blobStoreRecorder(store) });
   await app.listen({ port: opts.port, host: opts.host });
   const bound = (app.server.address() as AddressInfo).port;
   console.log(`gateway: http://${opts.host}:${bound}/v1 serving '${opts.model}' (${source}); ${recordsTo}`);
