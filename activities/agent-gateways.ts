@@ -17,7 +17,8 @@ import { loadBatchingEngine } from './engine-cache';
 
 /** The model name agents ask the gateway for. */
 export const AGENT_GATEWAY_MODEL = 'policy';
-const KEEP_VERSIONS = 2;
+/** Versions kept open: asynchronous RL (rl.async.maxStaleness ≤ 3) plays up to four at once. */
+const KEEP_VERSIONS = 4;
 
 interface Served {
   app: FastifyInstance;
@@ -26,6 +27,7 @@ interface Served {
 }
 
 interface Entry {
+  version: number;
   served: Promise<Served>;
   /** Episodes playing against it now. */
   users: number;
@@ -42,12 +44,13 @@ export class AgentGateways {
     const key = weights.onnx.sha256;
     let entry = this.gateways.get(key);
     if (!entry) {
-      const opened: Entry = { served: this.open(weights, maxSeq), users: 0, evicted: false };
+      const opened: Entry = { version: weights.version, served: this.open(weights, maxSeq), users: 0, evicted: false };
       opened.served.catch(() => this.gateways.delete(key));
       this.gateways.set(key, opened);
       entry = opened;
-      const live = [...this.gateways.entries()].filter(([, e]) => !e.evicted);
-      for (const [, old] of live.slice(0, Math.max(0, live.length - KEEP_VERSIONS))) {
+      // The oldest versions go first (not the first opened: a version may be reopened later).
+      const live = [...this.gateways.values()].filter((e) => !e.evicted).sort((a, b) => a.version - b.version);
+      for (const old of live.slice(0, Math.max(0, live.length - KEEP_VERSIONS))) {
         old.evicted = true;
         this.closeIfUnused(old);
       }
@@ -75,8 +78,13 @@ export class AgentGateways {
   private async open(weights: WeightsInfo, maxSeq: number): Promise<Served> {
     const engine = await loadBatchingEngine(this.store, weights, 64);
     const tokenizer = loadTokenizer();
-    const app = createGateway({ engine: { complete: (p, params, o) => engine.complete(p, params, o) }, tokenizer, model: AGENT_GATEWAY_MODEL, maxSeq, recorder: blobStoreRecorder(this.store) });
-    await app.listen({ port: 0, host: '127.0.0.1' });
+    const app = createGateway({ engine, tokenizer, model: AGENT_GATEWAY_MODEL, maxSeq, recorder: blobStoreRecorder(this.store) });
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+    } catch (err) {
+      await engine.release();
+      throw err;
+    }
     // The worker keeps its process alive; a gateway left open must not keep it from exiting.
     app.server.unref();
     return { app, engine, baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1` };

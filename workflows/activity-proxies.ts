@@ -147,7 +147,7 @@ export function agentProxies(t: RunConfig['timeouts'], agentQueue: string = TASK
       taskQueue: agentQueue,
       startToCloseTimeout: `${agentTimeoutSec + 60}s`,
       heartbeatTimeout: '30s',
-      retry: { ...retry(3), nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'AgentOutputError'] },
+      retry: { ...retry(3), nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'AgentOutputError', 'AgentCommandError'] },
     }).runAgentCommand,
     runAgentEpisode: proxyActivities<AgentActivities>({
       taskQueue: agentQueue,

@@ -8,7 +8,7 @@
  * (the problem's episodes form its GRPO group), ready for a training step.
  * An agent that fails or times out ends its episode with reward 0; the rollout goes on.
  */
-import { ActivityFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { AgentEpisodeResult } from '../activities/agents';
 import { agentProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';
@@ -22,6 +22,8 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
   const cfg = input.config;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
+  // An input naming neither fails the workflow at once (a TypeError would retry its task forever).
+  if (!input.agent && !input.gateway) throw ApplicationFailure.nonRetryable('agentRollout needs `gateway` (a served policy) or `agent` (a command and weights)', 'BadInputError');
   const { runAgentEpisode, runAgentCommand, writeAgentSamples } = agentProxies(cfg.timeouts, input.agentQueue, input.agent?.timeoutSec);
   const weightVersion = input.agent ? input.agent.weights.version : input.gateway!.weightVersion;
 

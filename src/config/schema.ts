@@ -165,7 +165,8 @@ export const RlSchema = z
      */
     async: z
       .object({
-        maxStaleness: int(0, 16).default(1),
+        // At most 3: inference workers keep four engine versions loaded (activities/engine-cache.ts).
+        maxStaleness: int(0, 3).default(1),
         /**
          * How samples from older weights are trained (the engine's recorded logprobs π_behav against
          * π_prox, the policy at the start of the update, recomputed):
@@ -173,7 +174,8 @@ export const RlSchema = z
          *              loss weighted by π_prox / π_behav; tokens whose weight exceeds isCap are
          *              dropped (weight 0)
          *   tis        the same ratio, with the weight truncated at isCap (truncated importance sampling)
-         *   none       the ratio against π_behav, as in the synchronous schedule
+         *   none       the ratio as the synchronous schedule takes it: against π_behav, or against the
+         *              current policy with one epoch and one mini-batch (verl's on-policy case)
          */
         correction: z.enum(['decoupled', 'tis', 'none']).default('decoupled'),
         isCap: z.number().gt(1).max(1000).default(5),

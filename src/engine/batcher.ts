@@ -23,6 +23,8 @@ interface Pending {
   params: SamplingParams;
   group: string;
   control: RowControl;
+  /** Its onToken was called: run again, it would stream its tokens a second time. */
+  streamed: boolean;
   resolve(c: Completion): void;
   reject(err: unknown): void;
 }
@@ -68,20 +70,42 @@ export class BatchingEngine {
   complete(prompt: string, params: SamplingParams, options: CompleteOptions = {}): Promise<Completion> {
     const { group, ...control } = options;
     return new Promise<Completion>((resolve, reject) => {
-      if (control.signal?.aborted) return reject(new GenerationAbortedError());
-      const pending: Pending = { prompt, params, group: group ?? `#${anonymousGroups++}`, control: { ...control, ...(params.seed !== undefined ? { seed: params.seed } : {}) }, resolve, reject };
-      this.queue.push(pending);
+      const signal = control.signal;
+      if (signal?.aborted) return reject(new GenerationAbortedError());
       // Still queued when aborted: leave the queue now rather than wait for a batch to skip it.
-      control.signal?.addEventListener(
-        'abort',
-        () => {
-          const at = this.queue.indexOf(pending);
-          if (at < 0) return;
-          this.queue.splice(at, 1);
-          reject(new GenerationAbortedError());
+      const onAbort = (): void => {
+        const at = this.queue.indexOf(pending);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        reject(new GenerationAbortedError());
+      };
+      const settle = <T>(f: (v: T) => void) => (v: T): void => {
+        signal?.removeEventListener('abort', onAbort);
+        f(v);
+      };
+      const onToken = control.onToken;
+      const pending: Pending = {
+        prompt,
+        params,
+        group: group ?? `#${anonymousGroups++}`,
+        control: {
+          ...control,
+          ...(params.seed !== undefined ? { seed: params.seed } : {}),
+          ...(onToken
+            ? {
+                onToken: (...args: Parameters<typeof onToken>) => {
+                  pending.streamed = true;
+                  onToken(...args);
+                },
+              }
+            : {}),
         },
-        { once: true },
-      );
+        streamed: false,
+        resolve: settle(resolve),
+        reject: settle(reject),
+      };
+      this.queue.push(pending);
+      signal?.addEventListener('abort', onAbort, { once: true });
       // Wait one macrotask so requests issued together (Promise.all over acts) share a batch.
       if (!this.running) setImmediate(() => void this.drain());
     });
@@ -111,7 +135,11 @@ export class BatchingEngine {
         batch[0]!.reject(err);
         return;
       }
-      for (const p of batch) await this.run([p]);
+      // A request that already streamed tokens fails rather than streaming them twice.
+      for (const p of batch) {
+        if (p.streamed) p.reject(err);
+        else await this.run([p]);
+      }
     }
   }
 

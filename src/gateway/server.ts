@@ -114,7 +114,8 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   const log = opts.log ?? ((line: string) => console.warn(line));
   const noteUnknown = (body: unknown, kind: 'chat' | 'completion') => {
     for (const f of unknownFields(body, kind)) {
-      if (ignored.has(f)) continue;
+      // Field names are the client's: the set of those said is bounded, later new ones go unsaid.
+      if (ignored.has(f) || ignored.size >= 256) continue;
       ignored.add(f);
       log(`gateway: ignoring the request field '${f}', which this gateway does not use (said once per field)`);
     }

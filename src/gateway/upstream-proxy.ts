@@ -132,14 +132,15 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
   app.get('/v1/models', forwardGet(() => `${api}/models`));
   // OpenAI serves one model's card; vLLM does not (404): then it is read from the list.
   app.get<{ Params: { '*': string } }>('/v1/models/*', async (req, reply) => {
+    // Decoded once by fastify; sent encoded, so an id cannot walk to another upstream path.
     const id = req.params['*'];
-    const res = await send(`${api}/models/${id}`, req, reply);
+    const res = await send(`${api}/models/${encodeURIComponent(id)}`, req, reply);
     if (res.status !== 404) return passThrough(res, reply);
     const list = await send(`${api}/models`, req, reply);
     if (!list.ok) return passThrough(list, reply);
     const body: unknown = await list.json().catch(() => undefined);
-    const card = isObject(body) && Array.isArray(body.data) ? body.data.find((m: unknown) => isObject(m) && m.id === decodeURIComponent(id)) : undefined;
-    if (card === undefined) throw new GatewayError(404, `The model '${decodeURIComponent(id)}' does not exist upstream`, 'not_found_error', 'model', 'model_not_found');
+    const card = isObject(body) && Array.isArray(body.data) ? body.data.find((m: unknown) => isObject(m) && m.id === id) : undefined;
+    if (card === undefined) throw new GatewayError(404, `The model '${id}' does not exist upstream`, 'not_found_error', 'model', 'model_not_found');
     return card;
   });
 

@@ -292,5 +292,6 @@ function selectRows(batch: TrainBatch, rows: readonly number[], onPolicy: boolea
   if (batch.tokenAdvantages) out.tokenAdvantages = pick(batch.tokenAdvantages);
   if (batch.oldLogprobs && !onPolicy) out.oldLogprobs = pick(batch.oldLogprobs);
   if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs);
+  if (batch.tokenWeights) out.tokenWeights = pick(batch.tokenWeights);
   return out;
 }
