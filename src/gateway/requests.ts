@@ -114,12 +114,9 @@ const CompletionFields = z.object({
   return_token_ids: z.boolean().optional(),
 });
 
-/** A chat request, normalised: defaults filled, nulls gone, every message's content one text. */
-export interface ChatRequest {
+/** What both endpoints share, normalised: defaults filled, nulls gone. */
+export interface SamplingRequest {
   model: string;
-  messages: ChatMessage[];
-  max_tokens?: number;
-  max_completion_tokens?: number;
   temperature: number;
   top_p: number;
   n: number;
@@ -127,29 +124,43 @@ export interface ChatRequest {
   seed?: number;
   stream: boolean;
   include_usage: boolean;
+  include_stop_str_in_output: boolean;
+}
+
+/** A chat request, normalised: every message's content one text. */
+export interface ChatRequest extends SamplingRequest {
+  messages: ChatMessage[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
   logprobs: boolean;
   top_logprobs?: number;
   tools: Array<z.infer<typeof Tool>>;
   tool_choice: 'auto' | 'none' | 'required' | { name: string };
-  include_stop_str_in_output: boolean;
 }
 
-export interface CompletionRequest {
-  model: string;
+export interface CompletionRequest extends SamplingRequest {
   prompts: string[];
   /** The prompt was an array (error messages name prompt.<i>). */
   batched: boolean;
   max_tokens: number;
-  temperature: number;
-  top_p: number;
-  n: number;
-  stop: string[];
-  seed?: number;
-  stream: boolean;
-  include_usage: boolean;
   logprobs?: number;
   return_token_ids: boolean;
-  include_stop_str_in_output: boolean;
+}
+
+type SamplingFields = z.infer<z.ZodObject<typeof Sampling>>;
+
+function samplingOf(r: SamplingFields): SamplingRequest {
+  return {
+    model: r.model,
+    temperature: r.temperature ?? 1,
+    top_p: r.top_p ?? 1,
+    n: r.n ?? 1,
+    stop: toList(r.stop),
+    ...(r.seed != null ? { seed: r.seed } : {}),
+    stream: r.stream ?? false,
+    include_usage: r.stream_options?.include_usage ?? false,
+    include_stop_str_in_output: r.include_stop_str_in_output ?? false,
+  };
 }
 
 /** Fields of a request the gateway does not know (ignored), as `field` or `messages.role.field`. */
@@ -181,42 +192,26 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   const tool_choice = r.tool_choice && typeof r.tool_choice === 'object' ? { name: r.tool_choice.function.name } : (r.tool_choice ?? 'auto');
   return {
-    model: r.model,
+    ...samplingOf(r),
     messages: r.messages.map((m, i) => normaliseMessage(m, `messages.${i}`)),
     ...(r.max_tokens != null ? { max_tokens: r.max_tokens } : {}),
     ...(r.max_completion_tokens != null ? { max_completion_tokens: r.max_completion_tokens } : {}),
-    temperature: r.temperature ?? 1,
-    top_p: r.top_p ?? 1,
-    n: r.n ?? 1,
-    stop: toList(r.stop),
-    ...(r.seed != null ? { seed: r.seed } : {}),
-    stream: r.stream ?? false,
-    include_usage: r.stream_options?.include_usage ?? false,
     logprobs: r.logprobs ?? false,
     ...(r.top_logprobs != null ? { top_logprobs: r.top_logprobs } : {}),
     tools: r.tools ?? [],
     tool_choice,
-    include_stop_str_in_output: r.include_stop_str_in_output ?? false,
   };
 }
 
 export function parseCompletionRequest(body: unknown): CompletionRequest {
   const r = parseBody(CompletionFields, body);
   return {
-    model: r.model,
+    ...samplingOf(r),
     prompts: Array.isArray(r.prompt) ? r.prompt : [r.prompt],
     batched: Array.isArray(r.prompt),
     max_tokens: r.max_tokens ?? 16,
-    temperature: r.temperature ?? 1,
-    top_p: r.top_p ?? 1,
-    n: r.n ?? 1,
-    stop: toList(r.stop),
-    ...(r.seed != null ? { seed: r.seed } : {}),
-    stream: r.stream ?? false,
-    include_usage: r.stream_options?.include_usage ?? false,
     ...(r.logprobs != null ? { logprobs: r.logprobs } : {}),
     return_token_ids: r.return_token_ids ?? false,
-    include_stop_str_in_output: r.include_stop_str_in_output ?? false,
   };
 }
 

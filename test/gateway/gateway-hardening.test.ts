@@ -6,17 +6,16 @@
  * heap is back at its level. On the embedded policy (ONNX engine, small random weights with the
  * end-of-sequence token pushed down, so generations run to max_tokens) and the official `openai` client.
  */
-import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import OpenAI from 'openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 import type { Completion, SamplingParams } from '../../src/domain/types';
 import { BatchingEngine, type CompleteOptions } from '../../src/engine/batcher';
 import { OrtEngine } from '../../src/engine/ort-engine';
 import type { PolicyEngine } from '../../src/engine/types';
-import { createGateway, type GatewayEngine } from '../../src/gateway/server';
+import type { GatewayEngine } from '../../src/gateway/server';
+import { listenGateway } from '../helpers/gateway';
 import { initWeights } from '../../src/model/init';
 import { withLogitBias } from '../../src/model/logit-bias';
 import { exportOnnx } from '../../src/model/onnx-export';
@@ -36,7 +35,7 @@ const logged: string[] = [];
 const recorded = new Map<string, Timeline[]>();
 
 async function serve(engine: GatewayEngine) {
-  const app = createGateway({
+  const g = await listenGateway({
     engine,
     tokenizer,
     model: MODEL,
@@ -44,9 +43,7 @@ async function serve(engine: GatewayEngine) {
     log: (line) => logged.push(line),
     recorder: async (episode, t) => void recorded.set(episode, [...(recorded.get(episode) ?? []), t]),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
-  return { app, base, client: new OpenAI({ apiKey: 'none', baseURL: base, maxRetries: 0 }) };
+  return { ...g, client: g.client() };
 }
 
 let gw: Awaited<ReturnType<typeof serve>>;

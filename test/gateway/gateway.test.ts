@@ -4,13 +4,13 @@
  * OpenAI-shaped errors, timelines recorded per episode, 64 concurrent clients. Tool-call translation
  * is checked against a scripted engine that writes a calculator call, as a trained actor does.
  */
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import type { Completion, SamplingParams } from '../../src/domain/types';
 import { BatchingEngine } from '../../src/engine/batcher';
 import { OrtEngine } from '../../src/engine/ort-engine';
 import { blobStoreRecorder, readEpisodeTimelines } from '../../src/gateway/recorder';
-import { createGateway, type GatewayEngine } from '../../src/gateway/server';
+import type { GatewayEngine } from '../../src/gateway/server';
+import { listenGateway } from '../helpers/gateway';
 import { initWeights } from '../../src/model/init';
 import { exportOnnx } from '../../src/model/onnx-export';
 import { loadTokenizer } from '../../src/model/tokenizer';
@@ -25,18 +25,14 @@ const MODEL = 'durable-rl-embedded';
 let ort: OrtEngine;
 const recorded = new Map<string, Timeline[]>();
 
-async function serve(engine: GatewayEngine) {
-  const app = createGateway({
+const serve = (engine: GatewayEngine) =>
+  listenGateway({
     engine,
     tokenizer,
     model: MODEL,
     maxSeq: cfg.maxSeq,
     recorder: async (episode, t) => void recorded.set(episode, [...(recorded.get(episode) ?? []), t]),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
-  return { app, base, client: (episode?: string) => new OpenAI({ apiKey: 'none', baseURL: base, maxRetries: 0, ...(episode ? { defaultHeaders: { 'x-episode-id': episode } } : {}) }) };
-}
 
 let embedded: Awaited<ReturnType<typeof serve>>;
 

@@ -6,14 +6,12 @@
  * step. The killed workers are real OS processes running the production worker code, frozen at a
  * known point first (test/fixtures/freezing-worker.ts).
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { names } from '../../activities/names';
-import { decodeCheckpoint } from '../../src/model/checkpoint';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';
+import { checkpointBlobSteps } from '../helpers/store';
 
 let ctx: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
@@ -28,18 +26,6 @@ afterAll(async () => {
   await ctx?.stop();
 });
 
-/** Steps of every checkpoint blob in the store (a checkpoint written twice would show twice only if its bytes differed). */
-async function checkpointBlobSteps(): Promise<number[]> {
-  const steps: number[] = [];
-  const dir = path.join(ctx.store.root, 'blobs');
-  for (const sub of await fs.readdir(dir)) {
-    for (const file of await fs.readdir(path.join(dir, sub))) {
-      const bytes = await fs.readFile(path.join(dir, sub, file));
-      if (bytes.subarray(0, 8).toString('latin1') === 'DRLCKPT1') steps.push(decodeCheckpoint(new Uint8Array(bytes)).step);
-    }
-  }
-  return steps.sort((a, b) => a - b);
-}
 
 it('loses and duplicates nothing, and stays within its staleness bound, when the trainer and an inference worker are SIGKILLed', async () => {
   const trainer = workers.spawnFreezingWorker('trainer', 'trainGrpo:start:2');
@@ -67,7 +53,7 @@ it('loses and duplicates nothing, and stays within its staleness bound, when the
   }
   // One checkpoint per SFT chunk and RL step: the killed update wrote none, its retry one.
   const sft = [0, 2, 4];
-  expect(await checkpointBlobSteps()).toEqual([...sft, 5, 6, 7, 8]);
+  expect(await checkpointBlobSteps(ctx.store)).toEqual([...sft, 5, 6, 7, 8]);
   expect((await ctx.store.listNames(names.checkpointPrefix(workflowId))).length).toBe(sft.length + 4);
 
   // The two interrupted activities ran a second attempt; nothing else was retried.

@@ -4,29 +4,15 @@
  * The killed workers are separate processes running the production worker code; each is killed at
  * a point it is known to have reached (it freezes there, see test/fixtures/freezing-worker.ts).
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { names } from '../../activities/names';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';
+import { checkpointBlobSteps } from '../helpers/store';
 
 let ctx: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
 
-/** Every blob that is a checkpoint, by its magic header. */
-async function checkpointBlobSteps(): Promise<number[]> {
-  const steps: number[] = [];
-  const dir = path.join(ctx.store.root, 'blobs');
-  for (const sub of await fs.readdir(dir)) {
-    for (const file of await fs.readdir(path.join(dir, sub))) {
-      const bytes = await fs.readFile(path.join(dir, sub, file));
-      if (bytes.subarray(0, 8).toString('latin1') === 'DRLCKPT1') steps.push(decodeCheckpoint(new Uint8Array(bytes)).step);
-    }
-  }
-  return steps.sort((a, b) => a - b);
-}
 
 beforeAll(async () => {
   // Orchestration and tools stay in this process; the workers we kill are real OS processes.
@@ -64,7 +50,7 @@ it('survives SIGKILL of the training and inference workers without losing or dup
   expect(result.losses.map((l) => l.step)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
   expect((await ctx.store.listNames(names.checkpointPrefix(workflowId))).length).toBe(4);
   // One checkpoint blob per chunk boundary: the killed chunk wrote none, its retry wrote one.
-  expect(await checkpointBlobSteps()).toEqual([0, 8, 16, 24]);
+  expect(await checkpointBlobSteps(ctx.store)).toEqual([0, 8, 16, 24]);
 
   // Exactly the two interrupted activities ran a second attempt.
   const events = (await handle.fetchHistory()).events ?? [];
