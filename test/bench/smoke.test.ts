@@ -35,6 +35,8 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   ['tree', ['--sft-steps', '4', '--rollouts', '1', '--leaves', '4', '--initial', '2']],
   ['scale', ['--repeat', '1', '--blob-sizes', '1024', '--blob-reps', '2', '--prompts', '2']],
   ['engine', ['--smoke']],
+  // One seed, the synchronous schedule and k = 1, with a simulated latency (tiny model, two RL steps).
+  ['async', ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m]],
 ];
 
 test.each(SMOKE)('bench %s runs and prints its table', (script, args, shows = TABLE_ROW) => {
