@@ -1,0 +1,217 @@
+/**
+ * An asynchronous RL run under injected faults, against the same run without them: the Temporal
+ * server (a dev server of its own on a SQLite file) and the workers (four production worker
+ * processes, one per task queue) run here; every --fault-every seconds one fault in turn — the
+ * training worker SIGKILLed and started again, the inference worker likewise, the server SIGKILLed
+ * and started again on the same file — while every activity attempt fails with probability
+ * --activity-fail-rate (bench/lib/faulty-worker.ts). Reports:
+ *   effective training time  useful seconds over wall seconds: the clean run's RL wall time over the
+ *                            faulty run's (both train the same steps on the same samples)
+ *   lost                     samples a rollout produced that no step trained and no drop recorded
+ *   duplicated               samples a step trained beyond its own rollout's (a rollout trained twice)
+ *   time to resume           per fault, from the fault to the next RL step finished
+ *
+ *   npm run build && npm run bench:chaos [-- --sft-steps 100 --rl-steps 48 --fault-every 60 --activity-fail-rate 0.02]
+ *   --tiny: a seconds-long smoke run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { freePort, startDevServer, type RunningServer } from '../scripts/lib/dev-server';
+import { loadRunConfig } from '../src/config/load';
+import type { RunConfigInput } from '../src/config/schema';
+import type { RolloutSummary } from '../src/contracts/plan-act';
+import type { TrainingRunResult } from '../src/contracts/training-run';
+import { names } from '../activities/names';
+import { FsBlobStore } from '../src/store/fs-blob-store';
+import { REPO_ROOT } from '../src/paths';
+import { progressQuery, TASK_QUEUES } from '../workflows/shared';
+import { arg } from './lib/args';
+
+type Queue = 'orchestration' | 'inference' | 'training' | 'tools';
+const QUEUES: Queue[] = ['orchestration', 'inference', 'training', 'tools'];
+
+const tiny = process.argv.includes('--tiny');
+const sftSteps = Number(arg('sft-steps', tiny ? '4' : '100'));
+const rlSteps = Number(arg('rl-steps', tiny ? '6' : '48'));
+const faultEverySec = Number(arg('fault-every', tiny ? '4' : '60'));
+const failRate = Number(arg('activity-fail-rate', '0.02'));
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-chaos-'));
+const storeDir = path.join(tmp, 'store');
+const dbFile = path.join(tmp, 'temporal.db');
+
+async function main(): Promise<void> {
+  const port = await freePort();
+  // A server started right after a SIGKILL may find a port of the old one not yet free: try again.
+  const startServer = async (): Promise<RunningServer> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startDevServer({ port, dbFile, logFile: path.join(tmp, 'server.log'), detached: false });
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  };
+  let server = await startServer();
+  const workers = new Map<Queue, ChildProcess>();
+  const note = (line: string) => console.error(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}`);
+  let stopping = false;
+  const spawnWorker = (q: Queue, rate: number): void => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'faulty-worker.js'), q], {
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: storeDir, DURABLE_RL_RUNS: path.join(tmp, 'runs'), DURABLE_RL_FAULT_RATE: String(rate) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (b: Buffer) => (injected += (b.toString().match(/^FAULT /gm) ?? []).length));
+    child.stderr!.resume();
+    // A supervisor's job (systemd, Kubernetes): a worker that exits on its own is started again.
+    child.once('exit', (code, signal) => {
+      if (stopping || signal === 'SIGKILL' || workers.get(q) !== child) return;
+      note(`${q} worker exited (${code ?? signal}); starting it again`);
+      spawnWorker(q, rate);
+    });
+    workers.set(q, child);
+  };
+  const kill = async (q: Queue): Promise<void> => {
+    const child = workers.get(q);
+    if (!child || child.exitCode !== null) return;
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await gone;
+  };
+  const startAll = (rate: number) => QUEUES.forEach((q) => spawnWorker(q, rate));
+  const stopAll = async () => {
+    stopping = true;
+    for (const q of QUEUES) await kill(q);
+    stopping = false;
+  };
+  let injected = 0;
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const base = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
+  const shape = tiny ? { model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, task: { ...base.task, trainProblems: 40, evalProblems: 4, rl: { ...base.task.rl, evalProblems: 8 } } } : {};
+  const common: RunConfigInput = { ...base, ...shape, seed: 1, eval: { ...base.eval, everySteps: 0, rlEverySteps: 0, sampled: false }, compare: { moreSft: false }, timeouts: { heartbeatSec: 10 } };
+  const stamp = Date.now();
+  const run = async (id: string, config: RunConfigInput, during?: (id: string) => Promise<void>): Promise<{ result: TrainingRunResult; wall: number }> => {
+    const t0 = Date.now();
+    const handle = await client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [config] });
+    const side = during?.(id);
+    try {
+      return { result: (await handle.result()) as TrainingRunResult, wall: (Date.now() - t0) / 1000 };
+    } finally {
+      finished = true;
+      await side;
+    }
+  };
+  const rlConfig = (sftId: string): RunConfigInput => ({ ...common, experiment: 'bench-chaos', init: { fromRun: sftId }, sft: { ...base.sft, steps: 0 }, rl: { ...base.rl, steps: rlSteps, async: { maxStaleness: 1 } } });
+
+  const faults: Array<{ at: number; what: string; resumedAfter?: number }> = [];
+  /** The run under faults has ended: no more faults, the pollers stop. */
+  let finished = false;
+  try {
+    startAll(0);
+    note('SFT run');
+    const sftId = `chaos-sft-${stamp}`;
+    await run(sftId, { ...common, experiment: 'bench-chaos-sft', sft: { ...base.sft, steps: sftSteps }, rl: { ...base.rl, steps: 0 } });
+    note('clean RL run');
+    const clean = await run(`chaos-clean-${stamp}`, rlConfig(sftId));
+    note(`clean run done in ${clean.wall.toFixed(1)} s; faulty RL run`);
+
+    // The faulty run: workers whose activities fail at the set rate, and a fault every faultEverySec.
+    await stopAll();
+    startAll(failRate);
+    finished = false;
+    const injectFaults = async (id: string): Promise<void> => {
+      const kinds = ['training worker', 'inference worker', 'server'] as const;
+      for (let i = 0; !finished; i++) {
+        const until = Date.now() + faultEverySec * 1000;
+        while (!finished && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+        if (finished) return;
+        const what = kinds[i % kinds.length]!;
+        const stepAtFault = (await client.workflow.getHandle(id).query(progressQuery).catch(() => undefined))?.rlStep ?? 0;
+        const at = Date.now();
+        if (what === 'server') {
+          process.kill(server.pid, 'SIGKILL');
+          await server.stop();
+          server = await startServer();
+        } else {
+          const q: Queue = what === 'training worker' ? 'training' : 'inference';
+          await kill(q);
+          spawnWorker(q, failRate);
+        }
+        note(`fault: ${what} (RL step ${stepAtFault} done)`);
+        const fault: (typeof faults)[number] = { at, what };
+        faults.push(fault);
+        // Resumed: the next RL step finished after the fault.
+        void (async () => {
+          while (!finished) {
+            const p = await client.workflow.getHandle(id).query(progressQuery).catch(() => undefined);
+            if (p?.rlStep !== undefined && p.rlStep > stepAtFault) {
+              fault.resumedAfter = (Date.now() - at) / 1000;
+              return;
+            }
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        })();
+      }
+    };
+    const faulty = await run(`chaos-faulty-${stamp}`, rlConfig(sftId), injectFaults);
+
+    // Lost and duplicated samples, from the rollouts' own summaries against what each step trained.
+    const count = async (id: string, r: TrainingRunResult) => {
+      let produced = 0;
+      let trained = 0;
+      let dropped = 0;
+      let overTrained = 0;
+      for (const p of r.rl) {
+        const s = (await client.workflow.getHandle(`${id}/rollout-${p.step}`).result()) as RolloutSummary;
+        const samples = [s.samples.planner, s.samples.actor, s.samples.single].reduce((n, x) => n + (x?.samples ?? 0), 0);
+        produced += samples;
+        trained += p.rows + p.skipped;
+        dropped += p.schedule?.droppedStale ?? 0;
+        overTrained += Math.max(0, p.rows + p.skipped - samples);
+      }
+      return { produced, trained, dropped, lost: Math.max(0, produced - trained - dropped), duplicated: overTrained };
+    };
+    const cleanCounts = await count(`chaos-clean-${stamp}`, clean.result);
+    const faultyCounts = await count(`chaos-faulty-${stamp}`, faulty.result);
+    // One checkpoint name per step, created only if absent: a second write of a step cannot add one.
+    const checkpoints = (await new FsBlobStore(storeDir).listNames(names.checkpointPrefix(`chaos-faulty-${stamp}`))).length;
+    const rlWall = (r: TrainingRunResult) => r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
+    const trainSec = (r: TrainingRunResult) => r.rl.reduce((n, p) => n + p.seconds.train, 0);
+
+    console.log(`${sftSteps} SFT steps, then ${rlSteps} async RL steps (maxStaleness 1) of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; a fault every ${faultEverySec} s, activities failing at rate ${failRate}`);
+    console.log('');
+    console.log('| run | RL wall (s) | train (s) | useful train / wall | effective vs clean | samples produced | trained | dropped (recorded) | lost | duplicated | faults | injected activity failures |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, r, c] of [['clean', clean, cleanCounts], ['faulty', faulty, faultyCounts]] as const) {
+      const w = rlWall(r.result);
+      console.log(
+        `| ${name} | ${w.toFixed(1)} | ${trainSec(r.result).toFixed(1)} | ${(100 * (trainSec(r.result) / w)).toFixed(0)}% | ${((100 * rlWall(clean.result)) / w).toFixed(0)}% | ${c.produced} | ${c.trained} | ${c.dropped} | ${c.lost} | ${c.duplicated} | ${name === 'faulty' ? faults.length : 0} | ${name === 'faulty' ? injected : 0} |`,
+      );
+    }
+    console.log('');
+    console.log(`checkpoints of the faulty run: ${checkpoints} names for its ${faulty.result.rl.length} RL steps and the checkpoint it started from`);
+    console.log('');
+    console.log('| fault | at (s into the run) | next RL step finished after (s) |');
+    console.log('|---|---:|---:|');
+    const first = faults[0]?.at ?? 0;
+    for (const f of faults) console.log(`| ${f.what} | ${((f.at - first) / 1000).toFixed(0)} | ${f.resumedAfter?.toFixed(1) ?? 'run ended first'} |`);
+    const steps = clean.result.rl.map((p) => p.seconds.publish + p.seconds.rollout + p.seconds.train).sort((a, b) => a - b);
+    console.log(`(a clean step takes ${steps[Math.floor(steps.length / 2)]!.toFixed(1)} s, median)`);
+  } finally {
+    stopping = true;
+    await stopAll();
+    await connection.close();
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
