@@ -111,6 +111,8 @@ async function main(): Promise<void> {
   const faults: Array<{ at: number; what: string; resumedAfter?: number }> = [];
   /** The run under faults has ended: no more faults, the pollers stop. */
   let finished = false;
+  /** Each fault's watcher of the next finished step; awaited before the connection closes. */
+  const pollers: Array<Promise<void>> = [];
   try {
     startAll(0);
     note('SFT run');
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
         const fault: (typeof faults)[number] = { at, what };
         faults.push(fault);
         // Resumed: the next RL step finished after the fault.
-        void (async () => {
+        pollers.push((async () => {
           while (!finished) {
             const p = await client.workflow.getHandle(id).query(progressQuery).catch(() => undefined);
             if (p?.rlStep !== undefined && p.rlStep > stepAtFault) {
@@ -155,7 +157,7 @@ async function main(): Promise<void> {
             }
             await new Promise((r) => setTimeout(r, 200));
           }
-        })();
+        })());
       }
     };
     const faulty = await run(`chaos-faulty-${stamp}`, rlConfig(sftId), injectFaults);
@@ -203,6 +205,8 @@ async function main(): Promise<void> {
     const steps = clean.result.rl.map((p) => p.seconds.publish + p.seconds.rollout + p.seconds.train).sort((a, b) => a - b);
     console.log(`(a clean step takes ${steps[Math.floor(steps.length / 2)]!.toFixed(1)} s, median)`);
   } finally {
+    finished = true;
+    await Promise.allSettled(pollers);
     stopping = true;
     await stopAll();
     await connection.close();

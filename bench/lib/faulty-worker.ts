@@ -7,35 +7,24 @@
  *   DURABLE_RL_FAULT_RATE=0.02 node dist/bench/lib/faulty-worker.js <queue>...
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { interceptEveryWorker } from '../../scripts/lib/intercept-workers';
 import { runWorkerProcess } from '../../workers/main';
 import type { TaskQueueName } from '../../workflows/shared';
 
 const rate = Number(process.env.DURABLE_RL_FAULT_RATE ?? '0');
 if (!(rate >= 0 && rate < 1)) throw new Error(`DURABLE_RL_FAULT_RATE must be in [0, 1), got ${process.env.DURABLE_RL_FAULT_RATE}`);
 
-const create = Worker.create.bind(Worker);
-Worker.create = (options: WorkerOptions) =>
-  create({
-    ...options,
-    interceptors: {
-      ...options.interceptors,
-      activity: [
-        ...(options.interceptors?.activity ?? []),
-        (ctx) => ({
-          inbound: {
-            async execute(input, next) {
-              if (Math.random() < rate) {
-                process.stdout.write(`FAULT ${ctx.info.activityType} attempt ${ctx.info.attempt}\n`);
-                throw ApplicationFailure.retryable(`injected fault in ${ctx.info.activityType} (bench:chaos)`, 'InjectedFault');
-              }
-              return next(input);
-            },
-          },
-        }),
-      ],
+interceptEveryWorker((ctx) => ({
+  inbound: {
+    async execute(input, next) {
+      if (Math.random() < rate) {
+        process.stdout.write(`FAULT ${ctx.info.activityType} attempt ${ctx.info.attempt}\n`);
+        throw ApplicationFailure.retryable(`injected fault in ${ctx.info.activityType} (bench:chaos)`, 'InjectedFault');
+      }
+      return next(input);
     },
-  });
+  },
+}));
 
 void runWorkerProcess(process.argv.slice(2) as TaskQueueName[]).catch((err: unknown) => {
   console.error(err);
