@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, ServiceError } from '@temporalio/client';
 import { freePort, startDevServer, type RunningServer } from '../scripts/lib/dev-server';
 import { loadRunConfig } from '../src/config/load';
 import type { RunConfigInput } from '../src/config/schema';
@@ -100,7 +100,15 @@ async function main(): Promise<void> {
     const handle = await client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [config] });
     const side = during?.(id);
     try {
-      return { result: (await handle.result()) as TrainingRunResult, wall: (Date.now() - t0) / 1000 };
+      // The result's long poll breaks when the server is killed under it: ask again once it is back.
+      for (;;) {
+        try {
+          return { result: (await handle.result()) as TrainingRunResult, wall: (Date.now() - t0) / 1000 };
+        } catch (err) {
+          if (!(err instanceof ServiceError)) throw err;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
     } finally {
       finished = true;
       await side;
