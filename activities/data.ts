@@ -7,7 +7,9 @@ import { putJson, type BlobStore } from '../src/store/blob-store';
 import { loadTokenizer, tokenizeSegments } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/config/schema';
 import type { SftExample as TokenizedExample } from '../src/sft/sft';
-import { generateProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
+import { drawProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
+import { splitSchemeOf } from '../src/config/recorded';
+import { TOOL_CALL_OPEN } from '../src/planact/protocol';
 import { names } from './names';
 import { ApplicationFailure } from '@temporalio/activity';
 import { generateLayouts, gridSftExamples } from '../src/tasks/grid';
@@ -19,6 +21,8 @@ export interface PrepareSftDatasetInput {
   maxSeq: number;
   /** task.kind grid: the plan horizons demonstrations are written for. */
   horizon?: RunConfig['horizon'];
+  /** tool-using: only the planner's demonstrations and the actor acts that call the calculator (compare.filteredSft; arithmetic only). */
+  filter?: 'tool-using';
 }
 
 export interface SftDatasetInfo {
@@ -48,11 +52,18 @@ export function createDataActivities({ store }: { store: BlobStore }) {
 
 /** The arithmetic task's demonstrations: the oracle's planner conversations and acts. */
 function* arithDemonstrations(input: PrepareSftDatasetInput): Iterable<Demonstration> {
-  const problems = generateProblems({ seed: input.seed, count: input.task.trainProblems, split: 'train', difficulty: input.task.difficulty });
+  const scheme = splitSchemeOf(input.task);
+  const problems = drawProblems({ seed: input.seed, count: input.task.trainProblems, scheme, part: 'sft', difficulty: input.task.difficulty });
   const extra = input.task.extraDemonstrations;
   // A stream of its own, so adding extra demonstrations leaves the main ones unchanged.
-  if (extra) problems.push(...generateProblems({ seed: input.seed ^ 0x0e_c7a5, count: extra.problems, split: 'train', difficulty: extra.difficulty }));
-  for (const problem of problems) yield* oracleSftExamples(problem, { toolUseRate: input.task.demoToolUseRate });
+  if (extra) problems.push(...drawProblems({ seed: input.seed ^ 0x0e_c7a5, count: extra.problems, scheme, part: 'sft', difficulty: extra.difficulty }));
+  for (const problem of problems) {
+    for (const ex of oracleSftExamples(problem, { toolUseRate: input.task.demoToolUseRate })) {
+      // compare.filteredSft: the planner's demonstrations and the acts that call the calculator.
+      if (input.filter === 'tool-using' && ex.role === 'actor' && !ex.segments.some((seg) => seg.train && seg.text.includes(TOOL_CALL_OPEN))) continue;
+      yield ex;
+    }
+  }
 }
 
 /** Grid-world demonstrations: the oracle's plans on the training layouts, for every horizon of the pattern. */

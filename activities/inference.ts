@@ -12,6 +12,7 @@ import { decodeCheckpoint } from '../src/model/checkpoint';
 import { writeHfDir } from '../src/model/hf-dir';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
+import { splitSchemeOf } from '../src/config/recorded';
 import { evaluateHorizonPolicy, type HorizonEvalOptions, type HorizonEvalReport } from '../src/eval/horizon-eval';
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
@@ -267,6 +268,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
         seed: input.seed,
         problems: input.task.evalProblems,
         difficulty: input.task.difficulty,
+        scheme: splitSchemeOf(input.task),
         rollout: input.rollout,
         maxNewTokens: input.maxNewTokens,
         onEpisode: () => (done += 1),

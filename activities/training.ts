@@ -61,6 +61,8 @@ export interface TrainGrpoInput {
   keepGroups?: string[];
   /** Asynchronous RL: the weight version of `checkpoint` (staleness and off-policy correction, rl.async). */
   policyVersion?: number;
+  /** rft: rejection-sampling fine-tuning, only the correct episodes with advantage 1 (compare.rft); default grpo. */
+  objective?: 'grpo' | 'rft';
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
@@ -155,6 +157,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           seed: input.step,
           ...(reference ? { reference } : {}),
           ...(input.policyVersion !== undefined ? { policyVersion: input.policyVersion } : {}),
+          ...(input.objective ? { objective: input.objective } : {}),
           onProgress: async (p) => {
             ctx.heartbeat({ step: input.step, ...p });
             // Let the heartbeat and cancellation go out between synchronous tfjs passes.
@@ -167,8 +170,11 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
     },
 
     /**
-     * Starts this run from an earlier run's checkpoint: its weights become this run's step 0 (the
-     * optimiser state stays behind: a new run starts its own schedule).
+     * Starts this run from an earlier run's checkpoint, as that run would go on: same step, weights
+     * and Adam state. So SFT continued from it (the more-SFT and filtered-SFT baselines) takes the
+     * learning rate of that step (past the schedule's end: its floor) and new batches, instead of
+     * warming up to the full rate again and replaying the batches of step 1 (issue 24). RL resets
+     * the Adam state at its first step either way.
      */
     async checkpointFromRun(input: CheckpointFromRunInput): Promise<CheckpointInfo> {
       const steps = await checkpointSteps(store, input.fromRun);
@@ -182,7 +188,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       }
       const ckpt = decodeCheckpoint(await store.get(ref));
       refuseOtherShape('init.fromRun', input.model, ckpt.config, `'${input.fromRun}'`);
-      return saveCheckpoint(input.runId, { config: ckpt.config, weights: ckpt.weights, step: 0 });
+      return saveCheckpoint(input.runId, ckpt);
     },
 
     /**

@@ -46,7 +46,9 @@ async function main(): Promise<void> {
   const seeds = list(arg('seeds', tiny ? '1' : '1,2,3'));
   const modes = list(arg('modes', '0,1,2'));
   const gpuMs = Number(arg('simulate-gpu-ms', '0'));
-  const base = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
+  // The RL phase and its validation evaluations are measured; no test evaluation of the result.
+  const main = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
+  const base = { ...main, task: { ...main.task, rl: { ...main.task.rl, testProblems: 0 } } };
   const sftSteps = Number(arg('sft-steps', tiny ? '4' : String(base.sft.steps)));
   const rlSteps = Number(arg('rl-steps', tiny ? '2' : String(base.rl.steps)));
   const shape = tiny ? { model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, task: { ...base.task, trainProblems: 40, evalProblems: 4, rl: { ...base.task.rl, evalProblems: 8 } } } : {};

@@ -91,7 +91,9 @@ async function main(): Promise<void> {
   let injected = 0;
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
-  const base = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
+  // The RL phase and its validation evaluations are measured; no test evaluation of the result.
+  const main = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
+  const base = { ...main, task: { ...main.task, rl: { ...main.task.rl, testProblems: 0 } } };
   const shape = tiny ? { model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, task: { ...base.task, trainProblems: 40, evalProblems: 4, rl: { ...base.task.rl, evalProblems: 8 } } } : {};
   const common: RunConfigInput = { ...base, ...shape, seed: 1, eval: { ...base.eval, everySteps: 0, rlEverySteps: 0, sampled: false }, compare: { moreSft: false }, timeouts: { heartbeatSec: 10 } };
   const stamp = Date.now();

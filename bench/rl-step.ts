@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     sft: { ...base.sft, steps: sftSteps },
     rl: { ...base.rl, steps: rlSteps },
     eval: { ...base.eval, everySteps: 0, rlEverySteps: 0, sampled: false },
-    task: { ...base.task, evalProblems: 8, rl: { ...base.task.rl, evalProblems: 16 } },
+    task: { ...base.task, evalProblems: 8, rl: { ...base.task.rl, evalProblems: 16, testProblems: 0 } },
     compare: { moreSft: false },
   };
   const stack = await startLocalStack({ label: 'bench-rl', queues: ['orchestration', 'inference', 'training', 'tools'] });

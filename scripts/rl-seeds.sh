@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The README's learning result: the main job (configs/default.yaml unless --config is given) with
-# seeds 1, 2 and 3, one after another, then the three comparisons side by side with mean and spread.
-#   bash scripts/rl-seeds.sh [--config configs/<file>.yaml] [--seeds 1,2,3]
+# seeds 1-5, one after another, then every compared policy side by side: means, spread and RL's paired differences.
+#   bash scripts/rl-seeds.sh [--config configs/<file>.yaml] [--seeds 1,2,3,4,5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=configs/default.yaml
-seeds=1,2,3
+seeds=1,2,3,4,5
 while [ $# -gt 0 ]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;

@@ -1,7 +1,8 @@
 /**
- * Summarises finished main-job runs side by side: held-out accuracy on the RL distribution of the
- * SFT checkpoint, of that checkpoint given RL's wall time of more SFT, and of SFT + RL, per run and
- * as mean and spread over the runs (e.g. three seeds). Reads .data/runs/<workflow id>.result.json.
+ * Summarises finished main-job runs side by side: accuracy on the RL distribution's test problems of
+ * the SFT checkpoint, of each baseline (more SFT, filtered SFT, RFT) and of SFT + RL, per run and as
+ * mean and spread over the runs (e.g. five seeds), with RL's paired differences, pass@k and tool use.
+ * Reads .data/runs/<workflow id>.result.json.
  *   node dist/scripts/summarize-runs.js <workflow id> [<workflow id> ...]
  */
 import fs from 'node:fs';
@@ -11,7 +12,8 @@ import type { Accuracy } from '../src/eval/episode-accuracy';
 import { metricsFilePath } from '../activities/run-records';
 import { sumHorizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { parseMetricsJsonl } from '../src/report';
-import type { Comparison, TrainingRunResult } from '../src/contracts/training-run';
+import type { ComparedPolicy, ComparedResult, Comparison, TrainingRunResult } from '../src/contracts/training-run';
+import { COMPARED_POLICIES, pairedOnProblems } from '../src/report/comparison';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
@@ -34,9 +36,10 @@ function meanSpread(xs: number[]): string {
  * The mean of per-run differences in points with its standard error (sd / sqrt(n)): runs of one
  * seed share their starting checkpoint and held-out layouts, so the pairing removes that noise.
  */
+const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+
 function pairedDifference(diffs: number[]): string {
   const { mean, sd } = meanSd(diffs);
-  const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
   return `${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(diffs.length)).toFixed(1)}; ${diffs.map(pts).join(', ')})`;
 }
 
@@ -53,31 +56,61 @@ function main(): number {
     if (!r.comparison) throw new Error(`${id} has no comparison (rl.steps was 0?)`);
     return { id, c: r.comparison };
   });
+  // The policies every run has, in reading order.
+  const policies = COMPARED_POLICIES.filter(({ key }) => runs.every((r) => r.c[key]));
+  const get = (c: Comparison, key: ComparedPolicy): ComparedResult => c[key]!;
+  const split = runs.every((r) => r.c.split === 'test') ? 'test' : 'validation';
   const cell = (a?: Accuracy) => (a ? `${pct(a.accuracy)} ± ${pct(a.stderr)}` : '-');
-  console.log(`| run | SFT only | SFT + more SFT | SFT + RL | RL − better baseline |`);
-  console.log('|---|---:|---:|---:|---:|');
-  for (const { id, c } of runs) {
-    const better = Math.max(c.sftOnly.greedy.accuracy, c.moreSft?.greedy.accuracy ?? 0);
-    console.log(`| ${id} | ${cell(c.sftOnly.greedy)} | ${cell(c.moreSft?.greedy)} | ${cell(c.rl.greedy)} | ${((c.rl.greedy.accuracy - better) * 100).toFixed(1)} pts |`);
-  }
+  console.log(`greedy accuracy on the ${split} problems (${runs[0]!.c.problems} per run; ± one standard error):`);
+  console.log('');
+  console.log(`| run | ${policies.map((p) => p.label).join(' | ')} |`);
+  console.log(`|---|${policies.map(() => '---:').join('|')}|`);
+  for (const { id, c } of runs) console.log(`| ${id} | ${policies.map((p) => cell(get(c, p.key).greedy)).join(' | ')} |`);
   console.log('');
   console.log(`greedy, mean over ${runs.length} runs (sample sd; per run):`);
-  console.log(`  SFT only        ${meanSpread(runs.map((r) => r.c.sftOnly.greedy.accuracy))}`);
-  if (runs.every((r) => r.c.moreSft)) console.log(`  SFT + more SFT  ${meanSpread(runs.map((r) => r.c.moreSft!.greedy.accuracy))}`);
-  console.log(`  SFT + RL        ${meanSpread(runs.map((r) => r.c.rl.greedy.accuracy))}`);
+  for (const p of policies) console.log(`  ${p.label.padEnd(20)} ${meanSpread(runs.map((r) => get(r.c, p.key).greedy.accuracy))}`);
   if (runs.length > 1) {
-    console.log(`  RL − SFT only   ${pairedDifference(runs.map((r) => r.c.rl.greedy.accuracy - r.c.sftOnly.greedy.accuracy))}`);
-    if (runs.every((r) => r.c.moreSft)) console.log(`  RL − more SFT   ${pairedDifference(runs.map((r) => r.c.rl.greedy.accuracy - r.c.moreSft!.greedy.accuracy))}`);
+    console.log('');
+    console.log(`RL minus each policy, paired by run (mean over runs ± its standard error; per run${split === 'test' ? ', ± the paired standard error over its problems' : ''}):`);
+    for (const p of policies.filter((x) => x.key !== 'rl')) {
+      const diffs = runs.map((r) => r.c.rl.greedy.accuracy - get(r.c, p.key).greedy.accuracy);
+      const perProblem = runs.map((r) => (r.c.rl.perProblem && get(r.c, p.key).perProblem ? pairedOnProblems(r.c.rl.perProblem, get(r.c, p.key).perProblem!) : undefined));
+      const within = perProblem.every((d) => d) ? ` [per run on its problems: ${perProblem.map((d) => `${pts(d!.diff)} ± ${(100 * d!.stderr).toFixed(1)}`).join(', ')}]` : '';
+      console.log(`  RL − ${p.label.replace(/^SFT \+ /, '').padEnd(14)} ${pairedDifference(diffs)}${within}`);
+    }
+    const baselines = policies.filter((x) => x.key !== 'rl');
+    const strongest = baselines.reduce((best, p) => (meanSd(runs.map((r) => get(r.c, p.key).greedy.accuracy)).mean > meanSd(runs.map((r) => get(r.c, best.key).greedy.accuracy)).mean ? p : best));
+    console.log(`  strongest baseline by mean: ${strongest.label}`);
   }
-  if (runs.every((r) => r.c.rl.sampled && r.c.sftOnly.sampled)) {
-    console.log(`sampled (rl.temperature), mean over ${runs.length} runs:`);
-    console.log(`  SFT only        ${meanSpread(runs.map((r) => r.c.sftOnly.sampled!.accuracy))}`);
-    if (runs.every((r) => r.c.moreSft?.sampled)) console.log(`  SFT + more SFT  ${meanSpread(runs.map((r) => r.c.moreSft!.sampled!.accuracy))}`);
-    console.log(`  SFT + RL        ${meanSpread(runs.map((r) => r.c.rl.sampled!.accuracy))}`);
+  if (runs.every((r) => r.c.rl.sampled)) {
+    console.log('');
+    console.log(`sampled at rl.temperature (pass@1), mean over ${runs.length} runs:`);
+    for (const p of policies) if (runs.every((r) => get(r.c, p.key).sampled)) console.log(`  ${p.label.padEnd(20)} ${meanSpread(runs.map((r) => get(r.c, p.key).sampled!.accuracy))}`);
   }
-  const budget = runs.map((r) => `${r.c.rl.steps} RL steps in ${r.c.rl.seconds} s vs ${r.c.moreSft?.steps ?? '-'} more SFT steps in ${r.c.moreSft?.seconds ?? '-'} s`);
+  if (runs.every((r) => r.c.sftOnly.passAtK && r.c.rl.passAtK)) {
+    const k = runs[0]!.c.rl.passAtK!.length;
+    console.log('');
+    console.log(`pass@k of sampled episodes (${k} per problem), mean over runs:`);
+    for (const p of policies) {
+      if (!runs.every((r) => get(r.c, p.key).passAtK)) continue;
+      const at = (i: number) => pct(meanSd(runs.map((r) => get(r.c, p.key).passAtK![i]!)).mean);
+      console.log(`  ${p.label.padEnd(20)} ${Array.from({ length: k }, (_, i) => `@${i + 1} ${at(i)}`).join('  ')}`);
+    }
+  }
+  if (runs.every((r) => r.c.rl.tools)) {
+    console.log('');
+    console.log('tool use of greedy episodes, mean over runs: acts that called the calculator; accuracy when every act did (n) | when some act did not (n):');
+    for (const p of policies) {
+      if (!runs.every((r) => get(r.c, p.key).tools)) continue;
+      const t = runs.map((r) => get(r.c, p.key).tools!);
+      const m = (f: (x: (typeof t)[number]) => number) => meanSd(t.map(f)).mean;
+      const n = (f: (x: (typeof t)[number]) => number) => t.reduce((a, x) => a + f(x), 0);
+      console.log(`  ${p.label.padEnd(20)} ${pct(m((x) => x.actToolRate))}; ${pct(m((x) => x.everyActUsedTool.accuracy))} (${n((x) => x.everyActUsedTool.total)}) | ${pct(m((x) => x.someActWithoutTool.accuracy))} (${n((x) => x.someActWithoutTool.total)})`);
+    }
+  }
+  const budget = runs.map((r) => policies.filter((p) => get(r.c, p.key).steps !== undefined).map((p) => `${p.label.replace(/^SFT \+ /, '')} ${get(r.c, p.key).steps} steps ${get(r.c, p.key).seconds} s`).join(', '));
   console.log('');
-  console.log(`compute per run: ${budget.join('; ')}`);
+  console.log(`training per run: ${budget.join('; ')}`);
   if (runs.every((x) => x.c.sftOnly.byHorizon)) {
     printByHorizon(runs.map((x) => x.c));
     printRolloutByHorizon(ids);

@@ -9,6 +9,7 @@ import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workfl
 import { configProxies } from './activity-proxies';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import { asRecordedInWorkflow, withRecordedDefaults } from '../src/config/recorded';
 
 const { resolveRunConfig } = configProxies;
 
@@ -20,7 +21,8 @@ const { resolveRunConfig } = configProxies;
 export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, source: string): Promise<RunConfig> {
   if (!patched('config-resolved-once')) return parseConfigOrFail(input, source);
   try {
-    return await resolveRunConfig({ config: input, source });
+    // A config recorded before a key existed lacks it: filled with the recording code's behaviour.
+    return withRecordedDefaults(await resolveRunConfig({ config: input, source }));
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === 'ConfigError') {
@@ -39,7 +41,8 @@ export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, sou
 export async function parseConfigOrFail(input: RunConfigInput | RunConfig, source: string): Promise<RunConfig> {
   const { parseRunConfig } = await import('../src/config/parse');
   try {
-    return parseRunConfig(input, source);
+    // Only histories older than every later key parse here.
+    return asRecordedInWorkflow(parseRunConfig(input, source));
   } catch (err) {
     if (err instanceof ConfigError) throw configFailure(err);
     throw err;

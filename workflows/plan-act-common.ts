@@ -1,7 +1,8 @@
 /** What the Plan/Act workflows share: the problems of a rollout, episode limits, tool metrics. */
 import type { RunConfig } from '../src/config/schema';
 import type { EpisodeLimits } from '../src/planact/episode-types';
-import { generateProblems } from '../src/tasks/arith/problem';
+import { drawProblems } from '../src/tasks/arith/splits';
+import { splitSchemeOf } from '../src/config/recorded';
 import { fnv1a32 } from '../src/domain/rng';
 import type { ToolMetrics } from '../src/contracts/plan-act';
 
@@ -19,10 +20,12 @@ export interface RolloutProblem {
 export function rolloutProblems(cfg: RunConfig, rolloutId: number, batch = 0): RolloutProblem[] {
   // Batch 0 keeps the seed it always had, so rollouts recorded before batches existed replay.
   const tag = batch === 0 ? '' : `:b${batch}`;
-  const problems = generateProblems({
+  // RL's prompts are fresh problems with no demonstration ('rl'; task.split expression: the one training pool).
+  const problems = drawProblems({
     seed: fnv1a32(`rollout:${cfg.seed}:${rolloutId}${tag}`),
     count: cfg.rl.promptsPerStep,
-    split: 'train',
+    scheme: splitSchemeOf(cfg.task),
+    part: 'rl',
     // RL's own distribution when the config names one (task.rl.difficulty), else the SFT one.
     difficulty: cfg.task.rl?.difficulty ?? cfg.task.difficulty,
   });

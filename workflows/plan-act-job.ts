@@ -342,6 +342,8 @@ function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
   const notForJobs = [
     ...(cfg.init?.fromRun !== undefined ? ['init.fromRun (a job takes weightsFromRun / fromStep)'] : []),
     ...(cfg.compare?.moreSft ? ['compare.moreSft (trainingRun only)'] : []),
+    ...(cfg.compare?.filteredSft ? ['compare.filteredSft (trainingRun only)'] : []),
+    ...(cfg.compare?.rft ? ['compare.rft (trainingRun only)'] : []),
     // Demonstrations are SFT's; a job has none to make.
     ...(cfg.task.demoToolUseRate !== undefined && cfg.task.demoToolUseRate !== 1 ? ['task.demoToolUseRate (SFT demonstrations: trainingRun only)'] : []),
     ...(cfg.task.extraDemonstrations ? ['task.extraDemonstrations (SFT demonstrations: trainingRun only)'] : []),

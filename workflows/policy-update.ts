@@ -22,6 +22,8 @@ export interface PolicyUpdate {
   keepGroups?: string[];
   /** Asynchronous RL: the weight version of the checkpoint being trained. */
   policyVersion?: number;
+  /** compare.rft: fit only the correct episodes. */
+  objective?: 'rft';
 }
 
 export function grpoUpdate(training: ReturnType<typeof activityProxies>['training'], u: PolicyUpdate): Promise<TrainGrpoOutput> {
@@ -36,5 +38,6 @@ export function grpoUpdate(training: ReturnType<typeof activityProxies>['trainin
     ...(u.rl.useKlLoss || u.rl.useKlInReward ? { reference: u.rlStart } : {}),
     ...(u.keepGroups ? { keepGroups: u.keepGroups } : {}),
     ...(u.policyVersion !== undefined ? { policyVersion: u.policyVersion } : {}),
+    ...(u.objective ? { objective: u.objective } : {}),
   });
 }

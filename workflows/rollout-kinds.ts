@@ -32,6 +32,15 @@ export interface RolloutStep {
 /** Held-out accuracy of some weights on the RL distribution, greedy and sampled. */
 export type RlEvaluation = Omit<RlEvalPoint, 'step' | 'weightVersion'>;
 
+/**
+ * Which held-out problems an evaluation plays: validation (default: the curves, setting choices)
+ * or test (each compared policy once, after training), with n sampled episodes per problem (pass@k).
+ */
+export interface EvalTarget {
+  part: 'validation' | 'test';
+  samplesPerProblem?: number;
+}
+
 /** A config key a kind cannot honour, named. */
 export interface RolloutRefusal {
   path: string;
@@ -46,21 +55,24 @@ export interface RolloutKind {
   /** Configs this kind cannot run, named; undefined when it can. */
   check?(cfg: RunConfig): RolloutRefusal | undefined;
   /** How trainingRun judges the policy this kind trains: held-out accuracy, greedy and sampled. */
-  evaluate(cfg: RunConfig, weights: WeightsInfo): Promise<RlEvaluation>;
+  evaluate(cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation>;
 }
 
 const sampledAtRlTemperature = (cfg: RunConfig) => (cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {});
 
 /** Whole arithmetic episodes on held-out problems of the RL distribution. */
-const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo): Promise<RlEvaluation> =>
+const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation> =>
   activityProxies(cfg.timeouts).inference.evaluateEpisodes({
     weights,
     seed: cfg.seed,
-    problems: cfg.task.rl.evalProblems,
+    problems: target?.part === 'test' ? cfg.task.rl.testProblems : cfg.task.rl.evalProblems,
     difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
     limits: episodeLimits(cfg),
     maxNewTokens: cfg.eval.maxNewTokens,
     ...sampledAtRlTemperature(cfg),
+    scheme: cfg.task.split,
+    part: target?.part ?? 'validation',
+    ...(target?.samplesPerProblem ? { samplesPerProblem: target.samplesPerProblem } : {}),
   });
 
 const noBatches = (kind: string, how: string) => (cfg: RunConfig): RolloutRefusal | undefined =>
@@ -88,10 +100,11 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   horizon: {
     batches: false,
     // Held-out layouts, each played once per horizon of the pattern.
-    evaluate: (cfg, weights) =>
+    // Grid layouts have one held-out split: the test evaluation draws other layouts from it (another seed).
+    evaluate: (cfg, weights, target) =>
       activityProxies(cfg.timeouts).inference.evaluateHorizons({
         weights,
-        seed: cfg.seed,
+        seed: target?.part === 'test' ? cfg.seed ^ 0x7e57 : cfg.seed,
         layouts: cfg.task.evalProblems,
         grid: cfg.task.grid!,
         horizon: cfg.horizon!,

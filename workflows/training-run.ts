@@ -32,6 +32,7 @@ import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { idleShare, stepsToLaunch, type RolloutInterval } from '../src/rl/schedule';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 import { grpoUpdate } from './policy-update';
+import { baselineRefusal, FILTERED_SFT_SUFFIX, MORE_SFT_SUFFIX, SFT_ONLY_SUFFIX, rftBaseline, sftBaseline } from './baselines';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
 import type { RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
@@ -39,7 +40,7 @@ import type { PolicyRef } from '../src/contracts/weights';
 import { sumCounts } from '../src/timeline/counts';
 import { EXPERIMENT, STEP } from './search-attributes';
 import { progressQuery } from './shared';
-import type { Comparison, EvalPoint, MoreSftBaseline, RlEvalPoint, RlPoint, RlStepSchedule, RunProgress, RunState, StepRollouts, TrainingRunResult, TrainingRunResume } from '../src/contracts/training-run';
+import type { ComparedPolicy, ComparedResult, Comparison, EvalPoint, RlEvalPoint, RlPoint, RlStepSchedule, RunProgress, RunState, StepRollouts, TrainingRunResult, TrainingRunResume } from '../src/contracts/training-run';
 
 /** Workflow times (ms) of one RL step: start, weights loaded into a remote server, rollout started, rollout done. */
 interface StepTimes {
@@ -48,7 +49,7 @@ interface StepTimes {
   t1: number;
   t2: number;
 }
-import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
+import type { WeightsInfo } from '../src/contracts/weights';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
 const KEEP_POINTS = 50;
@@ -69,9 +70,6 @@ function trimState(state: RunState): void {
   cut(state.rlEvals, true);
 }
 
-/** The more-SFT baseline trains under its own run key, so its checkpoints never mix with the run's. */
-export const MORE_SFT_SUFFIX = '~more-sft';
-
 export async function trainingRun(input: RunConfigInput, resume?: TrainingRunResume): Promise<TrainingRunResult> {
   // Runs started before this code keep the commands they were recorded with.
   if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
@@ -81,7 +79,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
   }
   const remote = remotePolicy(cfg);
-  const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg);
+  const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg) ?? baselineRefusal(cfg);
   if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
@@ -426,19 +424,57 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   }
   if (rlSteps > 0 && rlEvals.at(-1)!.step !== rlSteps) await rlEvaluate(rlSteps);
 
-  // ---- The same wall time spent on more SFT ----
+  // ---- The baselines (compare.*), then every compared policy once on the test problems ----
+  const baselineLine = (label: string, e: RlEvalPoint) => metrics([{ kind: 'baseline', label, accuracy: e.greedy.accuracy, stderr: e.greedy.stderr }]);
   if (rlSteps > 0 && cfg.compare.moreSft && !state.moreSft) {
     progress.phase = 'more-sft';
-    state.moreSft = await moreSftBaseline(cfg, state.rlStart!, dataset, state.rlSeconds ?? 0, evaluateRl);
-    await metrics([
-      {
-        kind: 'baseline',
-        label: `SFT + ${state.moreSft.steps} more SFT steps`,
-        accuracy: state.moreSft.eval.greedy.accuracy,
-        stderr: state.moreSft.eval.greedy.stderr,
-      },
-    ]);
+    state.moreSft = await sftBaseline(cfg, MORE_SFT_SUFFIX, state.rlStart!, dataset, state.rlSeconds ?? 0, evaluateRl);
+    await baselineLine(`SFT + ${state.moreSft.steps} more SFT steps`, state.moreSft.eval);
     await save();
+  }
+  if (rlSteps > 0 && cfg.compare.filteredSft && !state.filteredSft) {
+    progress.phase = 'filtered-sft';
+    const filtered = await data.prepareSftDataset({ runId: `${runId}${FILTERED_SFT_SUFFIX}`, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq, filter: 'tool-using' });
+    state.filteredSft = await sftBaseline(cfg, FILTERED_SFT_SUFFIX, state.rlStart!, filtered.ref, state.rlSeconds ?? 0, evaluateRl);
+    await baselineLine(`SFT + ${state.filteredSft.steps} SFT steps on tool-using demonstrations`, state.filteredSft.eval);
+    await save();
+  }
+  if (rlSteps > 0 && cfg.compare.rft && !state.rft) {
+    progress.phase = 'rft';
+    state.rft = await rftBaseline(cfg, state.rlStart!, evaluateRl, {
+      ...(state.rftProgress ? { progress: state.rftProgress } : {}),
+      saveProgress: async (p) => {
+        state.rftProgress = p;
+        await save();
+      },
+      metrics: (line) => metrics([{ kind: 'rft', ...line }]),
+    });
+    delete state.rftProgress;
+    await baselineLine(`SFT + ${state.rft.steps} RFT steps`, state.rft.eval);
+    await save();
+  }
+  if (rlSteps > 0 && cfg.task.rl.testProblems > 0) {
+    progress.phase = 'test';
+    const test = (state.test ??= {});
+    const rlWeights = await publish();
+    const fixed = (w: WeightsInfo | undefined) => (w ? () => Promise.resolve(w) : undefined);
+    const policies: Array<[ComparedPolicy, (() => Promise<WeightsInfo>) | undefined]> = [
+      // The RL start under a key of its own: publishing it as one of the run's versions would move the run's latest weights.
+      ['sftOnly', () => training.publishWeights({ runId: `${runId}${SFT_ONLY_SUFFIX}`, checkpoint: state.rlStart!, version: 0 })],
+      ['rl', fixed(rlWeights)],
+      ['moreSft', fixed(state.moreSft?.weights)],
+      ['filteredSft', fixed(state.filteredSft?.weights)],
+      ['rft', fixed(state.rft?.weights)],
+    ];
+    for (const [name, weightsOf] of policies) {
+      if (!weightsOf || test[name]) continue;
+      const weights = await weightsOf();
+      const target = { part: 'test' as const, ...(cfg.eval.passAtK > 1 ? { samplesPerProblem: cfg.eval.passAtK } : {}) };
+      test[name] = { weightVersion: weights.version, ...(await kind.evaluate(cfg, weights, target)) };
+      const e = test[name];
+      await metrics([{ kind: 'test', policy: name, greedyAccuracy: e.greedy.accuracy, stderr: e.greedy.stderr, ...(e.sampled ? { sampledAccuracy: e.sampled.accuracy } : {}), ...(e.passAtK ? { passAtK: e.passAtK } : {}), ...(e.tools ? { actToolRate: e.tools.actToolRate } : {}) }]);
+      await save();
+    }
   }
   if (rlSteps > 0) {
     const start = rlEvals[0]!;
@@ -473,49 +509,39 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
 }
 
 /**
- * From the checkpoint RL started from, SFT chunks on the same demonstrations until they have taken
- * RL's wall time (workflow time around each chunk, so it replays identically), then the same
- * evaluation RL gets. The learning rate continues the SFT schedule past its end (its floor, 10%).
+ * The comparison the run returns: each policy on the test problems (evaluated once each, after
+ * training), or for runs without a test evaluation the validation evaluations (the first and last
+ * RL evaluation, the baselines' own).
  */
-async function moreSftBaseline(
-  cfg: RunConfig,
-  start: CheckpointInfo,
-  dataset: NonNullable<RunState['dataset']>,
-  budgetSeconds: number,
-  evaluateRl: (weights: WeightsInfo) => Promise<RlEvaluation>,
-): Promise<MoreSftBaseline> {
-  const { training } = activityProxies(cfg.timeouts);
-  const branch = `${workflowInfo().workflowId}${MORE_SFT_SUFFIX}`;
-  let checkpoint = start;
-  let seconds = 0;
-  while (seconds < budgetSeconds) {
-    const t0 = workflowNow();
-    const chunk = await training.trainSft({
-      runId: branch,
-      checkpoint,
-      dataset,
-      toStep: checkpoint.step + cfg.sft.stepsPerActivity,
-      sft: cfg.sft,
-      seed: cfg.seed,
-    });
-    seconds += (workflowNow() - t0) / 1000;
-    checkpoint = chunk.checkpoint;
-  }
-  const weights = await training.publishWeights({ runId: branch, checkpoint, version: 0 });
-  const evalPoint: RlEvalPoint = { step: 0, weightVersion: 0, ...(await evaluateRl(weights)) };
-  return { steps: checkpoint.step - start.step, seconds, budgetSeconds, eval: evalPoint };
-}
-
 function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comparison {
   const first = rlEvals[0]!;
   const last = rlEvals.at(-1)!;
   // Grid runs also compare success per plan horizon.
-  const pick = (e: RlEvalPoint) => ({ greedy: e.greedy, ...(e.sampled ? { sampled: e.sampled } : {}), ...(e.byHorizon ? { byHorizon: e.byHorizon } : {}) });
+  const pick = (e: Omit<RlEvalPoint, 'step'>): ComparedResult => ({
+    greedy: e.greedy,
+    ...(e.sampled ? { sampled: e.sampled } : {}),
+    ...(e.byHorizon ? { byHorizon: e.byHorizon } : {}),
+    ...(e.passAtK ? { passAtK: e.passAtK } : {}),
+    ...(e.tools ? { tools: e.tools } : {}),
+    ...(e.perProblem ? { perProblem: e.perProblem } : {}),
+  });
+  const test = state.test;
+  const of = (name: ComparedPolicy, validation: RlEvalPoint | undefined): ComparedResult | undefined => {
+    const e = test ? test[name] : validation;
+    return e ? pick(e) : undefined;
+  };
+  const sftSpent = (b: RunState['moreSft']) => (b ? { steps: b.steps, seconds: round1(b.seconds) } : {});
+  const moreSft = of('moreSft', state.moreSft?.eval);
+  const filteredSft = of('filteredSft', state.filteredSft?.eval);
+  const rft = of('rft', state.rft?.eval);
   return {
-    problems: first.greedy.total,
-    sftOnly: pick(first),
-    ...(state.moreSft ? { moreSft: { ...pick(state.moreSft.eval), steps: state.moreSft.steps, seconds: round1(state.moreSft.seconds) } } : {}),
-    rl: { ...pick(last), steps: rlSteps, seconds: round1(state.rlSeconds ?? 0) },
+    problems: (test?.sftOnly ?? first).greedy.total,
+    ...(test ? { split: 'test' as const } : {}),
+    sftOnly: of('sftOnly', first)!,
+    ...(moreSft ? { moreSft: { ...moreSft, ...sftSpent(state.moreSft) } } : {}),
+    ...(filteredSft ? { filteredSft: { ...filteredSft, ...sftSpent(state.filteredSft) } } : {}),
+    ...(rft ? { rft: { ...rft, steps: state.rft!.steps, seconds: round1(state.rft!.seconds) } } : {}),
+    rl: { ...of('rl', last)!, steps: rlSteps, seconds: round1(state.rlSeconds ?? 0) },
   };
 }
 

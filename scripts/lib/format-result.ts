@@ -1,4 +1,5 @@
-import type { TrainingRunResult } from '../../src/contracts/training-run';
+import type { ComparedResult, TrainingRunResult } from '../../src/contracts/training-run';
+import { comparedResults, pairedOnProblems } from '../../src/report/comparison';
 
 /** The run's result as a person reads it at the end of the main job. */
 export function formatResult(r: TrainingRunResult): string {
@@ -19,16 +20,25 @@ export function formatResult(r: TrainingRunResult): string {
   if (r.comparison) {
     const c = r.comparison;
     const acc = (a?: { accuracy: number; stderr: number }) => (a ? `${pct(a.accuracy)} ± ${pct(a.stderr)}` : '-');
+    const k = c.rl.passAtK?.length;
+    const spent = (key: string, x: ComparedResult) => (x.steps === undefined ? '-' : `${x.steps} ${key === 'rl' ? 'RL' : key === 'rft' ? 'RFT' : 'SFT'} steps, ${x.seconds} s`);
     lines.push(
       '',
-      `held-out accuracy on ${c.problems} problems of the RL distribution (± one standard error):`,
+      `accuracy on ${c.problems} ${c.split === 'test' ? 'test' : 'validation'} problems of the RL distribution (± one standard error):`,
       '',
-      '| policy | greedy | sampled | compute |',
-      '|---|---:|---:|---|',
-      `| SFT only | ${acc(c.sftOnly.greedy)} | ${acc(c.sftOnly.sampled)} | - |`,
-      ...(c.moreSft ? [`| SFT + more SFT | ${acc(c.moreSft.greedy)} | ${acc(c.moreSft.sampled)} | ${c.moreSft.steps} SFT steps, ${c.moreSft.seconds} s |`] : []),
-      `| SFT + RL | ${acc(c.rl.greedy)} | ${acc(c.rl.sampled)} | ${c.rl.steps} RL steps, ${c.rl.seconds} s |`,
+      `| policy | greedy | sampled | ${k ? `pass@${k} | ` : ''}acts with the calculator | training |`,
+      `|---|---:|---:|${k ? '---:|' : ''}---:|---|`,
+      ...comparedResults(c).map(({ key, label, result: x }) => `| ${label} | ${acc(x.greedy)} | ${acc(x.sampled)} | ${k ? `${pct(x.passAtK?.at(-1))} | ` : ''}${pct(x.tools?.actToolRate)} | ${spent(key, x)} |`),
     );
+    const rl = c.rl.perProblem;
+    const paired = comparedResults(c).filter((p) => p.key !== 'rl' && p.result.perProblem && rl);
+    if (paired.length > 0) {
+      lines.push('', 'RL minus each policy on the same test problems (greedy, paired standard error):');
+      for (const p of paired) {
+        const d = pairedOnProblems(rl!, p.result.perProblem!);
+        lines.push(`  RL − ${p.label.replace(/^SFT \+ /, '')}: ${d.diff >= 0 ? '+' : ''}${(100 * d.diff).toFixed(1)} ± ${(100 * d.stderr).toFixed(1)} points`);
+      }
+    }
   }
   if (r.curvesPng) lines.push('', `curves: ${r.curvesPng}`);
   if (r.final) {

@@ -11,7 +11,7 @@ export function tinyRunConfig(overrides: Partial<RunConfigInput> = {}): RunConfi
   return {
     experiment: 'test-tiny',
     seed: 7,
-    task: { trainProblems: 40, evalProblems: 4 },
+    task: { trainProblems: 40, evalProblems: 4, rl: { testProblems: 0 } },
     model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 },
     sft: { steps: 4, batchSize: 4, stepsPerActivity: 2, warmupSteps: 1 },
     eval: { everySteps: 0, maxNewTokens: 12 },
@@ -78,7 +78,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     workflowType: 'trainingRun',
     args: [
       tinyRunConfig({
-        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4 } },
+        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 0 } },
         eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
         rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12, ppoEpochs: 2, miniBatches: 2 },
         compare: { moreSft: true },
@@ -93,7 +93,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     workflowType: 'trainingRun',
     args: [
       tinyRunConfig({
-        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4 } },
+        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 0 } },
         eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
         rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 },
         timeline: { snapDetection: true },
@@ -117,7 +117,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     workflowType: 'trainingRun',
     args: [
       tinyRunConfig({
-        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4, testProblems: 0 } },
         eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
         rollout: { maxTurns: 2 },
         rl: { steps: 3, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12, async: { maxStaleness: 1 } },

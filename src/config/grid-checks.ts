@@ -22,7 +22,7 @@ export function checkGrid(cfg: RunConfig, source: string): void {
   }
   if (cfg.rollout.kind !== 'horizon') fail('rollout.kind', `task.kind grid runs horizon episodes: set rollout.kind: horizon (it is ${cfg.rollout.kind})`);
   const task = TaskSchema.parse({});
-  for (const key of ['difficulty', 'demoToolUseRate', 'extraDemonstrations', 'rl'] as const) {
+  for (const key of ['difficulty', 'demoToolUseRate', 'extraDemonstrations', 'rl', 'split'] as const) {
     if (!same(cfg.task[key], task[key])) fail(`task.${key}`, `task.${key} belongs to the arithmetic task; task.kind grid does not use it`);
   }
   const rollout = RolloutSchema.parse({ kind: 'horizon' });
@@ -33,6 +33,7 @@ export function checkGrid(cfg: RunConfig, source: string): void {
   if (cfg.rl.maxNewTokens !== rl.maxNewTokens) fail('rl.maxNewTokens', 'a grid plan is exactly H tokens (horizon.actionHorizonsPattern); rl.maxNewTokens does not apply');
   if (cfg.rl.dynamicSampling.enabled) fail('rl.dynamicSampling.enabled', 'dynamic sampling draws more Plan/Act batches; horizon rollouts do not support it');
   if (cfg.eval.maxNewTokens !== EvalSchema.parse({}).maxNewTokens) fail('eval.maxNewTokens', 'a grid plan is exactly H tokens; eval.maxNewTokens does not apply');
+  if (cfg.eval.passAtK !== EvalSchema.parse({}).passAtK) fail('eval.passAtK', 'pass@k samples arithmetic test problems; the grid world\'s test evaluation plays each held-out layout once per horizon');
   // A plan is one generation per sample: there are no timelines to merge.
   if (!same(cfg.timeline, TimelineSchema.parse({}))) fail('timeline', 'timeline merging joins the calls of multi-call episodes; a grid plan is one generation, so task.kind grid does not use the timeline.* keys');
   if (cfg.inference.engine !== 'embedded') fail('inference.engine', 'the grid world runs on the embedded policy');

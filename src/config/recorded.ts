@@ -11,9 +11,38 @@ export function withRecordedDefaults(cfg: RunConfig): RunConfig {
   const tree = cfg.tree as Partial<RunConfig['tree']> | undefined;
   // Absent in configs recorded before per-horizon groups: one GRPO group per layout.
   const horizon = cfg.horizon as Partial<NonNullable<RunConfig['horizon']>> | undefined;
+  // Absent in configs recorded before issue 24: whole-expression splits, no test evaluation, no
+  // pass@k, and the more-SFT baseline budgeted by RL's wall time.
+  const task = cfg.task as Partial<RunConfig['task']> & { rl: Partial<RunConfig['task']['rl']> };
+  const evalCfg = cfg.eval as Partial<RunConfig['eval']>;
+  const compare = cfg.compare as Partial<RunConfig['compare']>;
   return {
     ...cfg,
+    task: { ...task, split: task.split ?? 'expression', rl: { ...task.rl, testProblems: task.rl.testProblems ?? 0 } } as RunConfig['task'],
+    eval: { ...evalCfg, passAtK: evalCfg.passAtK ?? 0 } as RunConfig['eval'],
+    compare: { ...compare, filteredSft: compare.filteredSft ?? false, rft: compare.rft ?? false, sftBudget: compare.sftBudget ?? 'rl-wall-time' } as RunConfig['compare'],
     ...(tree ? { tree: { ...tree, segmentTokens: tree.segmentTokens ?? 0, expandFromRoot: tree.expandFromRoot ?? true } as RunConfig['tree'] } : {}),
     ...(horizon ? { horizon: { ...horizon, groupBy: horizon.groupBy ?? 'layout' } as NonNullable<RunConfig['horizon']> } : {}),
   };
+}
+
+/**
+ * A config parsed inside a workflow (histories recorded before `config-resolved-once`) gets today's
+ * defaults from the parser; those histories are older than every key above, so the keys are put
+ * back to what the recording code did.
+ */
+export function asRecordedInWorkflow(cfg: RunConfig): RunConfig {
+  const copy = JSON.parse(JSON.stringify(cfg)) as { task: Record<string, unknown> & { rl: Record<string, unknown> }; eval: Record<string, unknown>; compare: Record<string, unknown> };
+  delete copy.task.split;
+  delete copy.task.rl.testProblems;
+  delete copy.eval.passAtK;
+  delete copy.compare.filteredSft;
+  delete copy.compare.rft;
+  delete copy.compare.sftBudget;
+  return withRecordedDefaults(copy as unknown as RunConfig);
+}
+
+/** task.split of a task config, 'expression' for one recorded before the key (an activity of an older run's workflow). */
+export function splitSchemeOf(task: RunConfig['task']): RunConfig['task']['split'] {
+  return (task as Partial<RunConfig['task']>).split ?? 'expression';
 }

@@ -39,8 +39,18 @@ export const RlTaskSchema = z
   .object({
     /** Default: task.difficulty (RL on the SFT distribution). */
     difficulty: DifficultySchema.optional(),
-    /** Held-out problems of the RL distribution each RL evaluation runs (greedy, and sampled if eval.sampled). */
+    /**
+     * Validation problems of the RL distribution each RL evaluation runs (greedy, and sampled if
+     * eval.sampled): the curves, and what settings are chosen by.
+     */
     evalProblems: int(1, 100_000).default(256),
+    /**
+     * Test problems of the RL distribution, distinct and apart from validation: each compared policy
+     * (SFT only, SFT + RL, every compare.* baseline) is evaluated on them once, after training; the
+     * run's comparison reports these numbers. 0: no test evaluation, the comparison reads the
+     * validation evaluations (as runs recorded before the test split did).
+     */
+    testProblems: int(0, 100_000).default(256),
   })
   .strict();
 
@@ -65,6 +75,14 @@ export const TaskSchema = z
      */
     kind: z.enum(['arith', 'grid']).default('arith'),
     grid: GridTaskSchema.optional(),
+    /**
+     * How arithmetic problems are divided (src/tasks/arith/splits.ts). subproblem: every act (an
+     * operation on two operands, in either order) belongs to train, validation or test, and a problem
+     * to the part all its acts are in, so no test act is ever demonstrated or trained on; training
+     * problems are halved into SFT demonstrations and RL prompts. expression: whole expressions, 10%
+     * held out (acts shared), SFT and RL drawing from one pool, as runs before it did.
+     */
+    split: z.enum(['subproblem', 'expression']).default('subproblem'),
     /** The problems SFT demonstrations are made from (and the SFT held-out evaluation). */
     difficulty: DifficultySchema.prefault({}),
     /**
@@ -302,6 +320,11 @@ export const EvalSchema = z
     /** RL evaluations also sample (rl.temperature / rl.topP, seeded per episode), not only decode greedily. */
     sampled: z.boolean().default(true),
     maxNewTokens: int(1, 8192).default(48),
+    /**
+     * With task.rl.testProblems: episodes sampled per test problem (rl.temperature / rl.topP) for
+     * pass@1...pass@k of every compared policy; 0: one sampled episode (eval.sampled) as before.
+     */
+    passAtK: int(0, 64).default(8),
   })
   .strict();
 
@@ -333,8 +356,9 @@ export const InferenceSchema = z
 export const InitSchema = z
   .object({
     /**
-     * Workflow id of an earlier trainingRun: start from its latest checkpoint (weights only; this
-     * run's step count starts at 0) instead of fresh weights, e.g. to run RL without repeating SFT.
+     * Workflow id of an earlier trainingRun: start from its latest checkpoint instead of fresh
+     * weights, e.g. to run RL without repeating SFT. The checkpoint keeps its step and Adam state, so
+     * this run goes on where that one was (SFT steps up to sft.steps, then RL).
      */
     fromRun: z.string().min(1).optional(),
     /**
@@ -349,14 +373,32 @@ export const InitSchema = z
   .refine((i) => i.fromRun === undefined || i.fromHf === undefined, { message: 'give init.fromRun or init.fromHf, not both', path: ['fromHf'] })
   .strict();
 
-/** What the run compares its RL result against, evaluated on the RL distribution. */
+/**
+ * The baselines the run compares RL with, each from the checkpoint RL started from and evaluated
+ * like RL on the test problems (docs/main-job.md).
+ */
 export const CompareSchema = z
   .object({
-    /**
-     * After RL, continue SFT from the checkpoint RL started from, on the same demonstrations, for the
-     * wall time RL took, and evaluate it: the baseline "the same compute spent on more SFT".
-     */
+    /** More SFT on the same demonstrations, for compare.sftBudget. */
     moreSft: z.boolean().default(false),
+    /**
+     * SFT on the filtered demonstrations: the planner's, and only the actor acts that call the
+     * calculator (those that write the sum directly are dropped), for compare.sftBudget.
+     */
+    filteredSft: z.boolean().default(false),
+    /**
+     * Rejection-sampling fine-tuning (expert iteration, RAFT++): RL's steps, prompts and episodes per
+     * prompt, but each step fits only the correct episodes (advantage 1, the others left out) with
+     * the same clipped loss and optimiser settings as rl.*. The same rollout budget as RL.
+     */
+    rft: z.boolean().default(false),
+    /**
+     * What moreSft and filteredSft may train: { sequences: N } demonstrations (ceil(N / sft.batchSize)
+     * steps, so it does not move with the machine's load), or rl-wall-time: as long as RL took.
+     * The default, 12,800 sequences (400 steps of 32), is the most RL's wall time bought on the
+     * 2-core machine the results were measured on (300-400 steps).
+     */
+    sftBudget: z.union([z.object({ sequences: int(1, 100_000_000) }).strict(), z.literal('rl-wall-time')]).default({ sequences: 12_800 }),
   })
   .strict();
 

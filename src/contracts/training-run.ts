@@ -6,7 +6,7 @@ import type { RolloutSummary } from './plan-act';
 import type { TreeRolloutCounts } from './tree';
 import type { BlobRef } from '../domain/types';
 import type { EvalReport } from '../eval/report';
-import type { Accuracy } from '../eval/episode-accuracy';
+import type { Accuracy, ToolUse } from '../eval/accuracy';
 
 
 
@@ -76,23 +76,86 @@ export interface RlEvalPoint {
   sampledByHorizon?: HorizonSuccess[];
   failures: Record<string, number>;
   example: string;
+  /** pass@1...pass@n with n sampled episodes per problem (test evaluations, eval.passAtK). */
+  passAtK?: number[];
+  /** Greedy episodes' tool use (arithmetic). */
+  tools?: ToolUse;
+  /** Test evaluations: greedy correctness per problem, '1'/'0' in problem order. */
+  perProblem?: string;
 }
 
-/** The baseline "the same wall time spent on more SFT", from the checkpoint RL started from. */
+/**
+ * An SFT baseline from the checkpoint RL started from (compare.moreSft, compare.filteredSft): SFT
+ * steps trained in its budget (compare.sftBudget) and the seconds they took.
+ */
 export interface MoreSftBaseline {
-  /** SFT steps trained in the budget, and the seconds they took (the budget is RL's seconds). */
   steps: number;
+  /** Demonstrations trained (steps x sft.batchSize); absent in runs recorded before fixed budgets. */
+  sequences?: number;
   seconds: number;
-  budgetSeconds: number;
+  /** rl-wall-time budgets: RL's seconds. */
+  budgetSeconds?: number;
+  /** Validation evaluation of the result. */
   eval: RlEvalPoint;
+  /** The result's weights (for the test evaluation); absent in runs recorded before it. */
+  weights?: WeightsInfo;
 }
 
-/** SFT only vs SFT + more SFT vs SFT + RL, on the RL distribution's held-out problems. */
+/** compare.rft: RL's steps and prompts, fitting the correct episodes only. */
+export interface RftBaseline {
+  steps: number;
+  /** Episodes generated (RL's budget) and samples fitted (the correct episodes' samples). */
+  episodes: number;
+  trainedSamples: number;
+  seconds: number;
+  eval: RlEvalPoint;
+  weights: WeightsInfo;
+}
+
+/** Where an RFT baseline is, saved with the run state after each of its steps. */
+export interface RftProgress {
+  step: number;
+  checkpoint: CheckpointInfo;
+  episodes: number;
+  trainedSamples: number;
+  seconds: number;
+}
+
+/** The policies a run compares: the start of RL, its end, and each compare.* baseline. */
+export type ComparedPolicy = 'sftOnly' | 'rl' | 'moreSft' | 'filteredSft' | 'rft';
+
+/** One compared policy on the test problems (task.rl.testProblems), evaluated once. */
+export type TestEvaluation = Omit<RlEvalPoint, 'step'>;
+
+/** One policy's numbers in the comparison. */
+export interface ComparedResult {
+  greedy: Accuracy;
+  sampled?: Accuracy;
+  byHorizon?: HorizonSuccess[];
+  /** Test evaluations with eval.passAtK: pass@1...pass@k of sampled episodes. */
+  passAtK?: number[];
+  /** Test evaluations: acts that called the calculator and accuracy split by tool use (greedy). */
+  tools?: ToolUse;
+  /** Greedy correctness per test problem ('1'/'0', in problem order): paired differences between policies. */
+  perProblem?: string;
+  /** Training spent: SFT steps (baselines), RL or RFT steps, and their seconds. */
+  steps?: number;
+  seconds?: number;
+}
+
+/**
+ * SFT only vs SFT + RL vs each baseline, on the RL distribution's held-out problems: the test
+ * problems (split: test), or for runs recorded before the test split the validation evaluations.
+ */
 export interface Comparison {
   problems: number;
-  sftOnly: { greedy: Accuracy; sampled?: Accuracy; byHorizon?: HorizonSuccess[] };
-  moreSft?: { greedy: Accuracy; sampled?: Accuracy; byHorizon?: HorizonSuccess[]; steps: number; seconds: number };
-  rl: { greedy: Accuracy; sampled?: Accuracy; byHorizon?: HorizonSuccess[]; steps: number; seconds: number };
+  /** Absent: validation (runs recorded before the test split). */
+  split?: 'test';
+  sftOnly: ComparedResult;
+  moreSft?: ComparedResult;
+  filteredSft?: ComparedResult;
+  rft?: ComparedResult;
+  rl: ComparedResult;
 }
 
 export interface EvalPoint extends EvalReport {
@@ -100,7 +163,7 @@ export interface EvalPoint extends EvalReport {
   weightVersion: number;
 }
 
-export type RunPhase = 'prepare' | 'sft' | 'eval' | 'rl' | 'more-sft' | 'report' | 'done';
+export type RunPhase = 'prepare' | 'sft' | 'eval' | 'rl' | 'more-sft' | 'filtered-sft' | 'rft' | 'test' | 'report' | 'done';
 
 export interface RunProgress {
   phase: RunPhase;
@@ -136,6 +199,12 @@ export interface RunState {
   /** RL wall time so far (publish + rollout + train), the more-SFT baseline's budget. */
   rlSeconds?: number;
   moreSft?: MoreSftBaseline;
+  filteredSft?: MoreSftBaseline;
+  rft?: RftBaseline;
+  /** compare.rft in progress (a resumed run goes on from its last step). */
+  rftProgress?: RftProgress;
+  /** Test evaluations done so far, by policy (each once). */
+  test?: Partial<Record<ComparedPolicy, TestEvaluation>>;
   /** Asynchronous RL: rollouts of later steps finished before a continue-as-new, trained after it. */
   pendingRollouts?: PendingRollout[];
 }

@@ -10,7 +10,7 @@
 import type { RunConfig } from '../config/schema';
 import type { Completion, SamplingParams } from '../domain/types';
 import { runAct, runPlanActEpisode, resolveLimits, stripEos, type EpisodeDeps, type EpisodeResult, type GenerateOutput } from '../planact';
-import { arithActorPrompt, arithTask, calc, generateProblems, oraclePlan, oracleSftExamples, type ArithProblem } from '../tasks/arith';
+import { arithActorPrompt, arithTask, calc, drawProblems, oraclePlan, oracleSftExamples, type ArithProblem, type SplitScheme } from '../tasks/arith';
 import type { EvalReport } from './report';
 import { renderEpisode } from './render-episode';
 
@@ -23,6 +23,8 @@ export interface ArithEvalOptions {
   seed: number;
   problems: number;
   difficulty: RunConfig['task']['difficulty'];
+  /** task.split (absent: expression); subproblem: distinct validation problems. */
+  scheme?: SplitScheme;
   rollout: Pick<RunConfig['rollout'], 'maxTurns' | 'maxActsPerTurn' | 'maxToolCallsPerAct'>;
   maxNewTokens: number;
   onEpisode?: () => void;
@@ -30,7 +32,8 @@ export interface ArithEvalOptions {
 
 export async function evaluateArithPolicy(engine: CompletionSource, opts: ArithEvalOptions): Promise<EvalReport> {
   // A seed stream of its own, so evaluation problems do not follow the training problems' sequence.
-  const problems = generateProblems({ seed: opts.seed ^ 0x5eed_e7a1, count: opts.problems, split: 'heldout', difficulty: opts.difficulty });
+  const scheme = opts.scheme ?? 'expression';
+  const problems = drawProblems({ seed: opts.seed ^ 0x5eed_e7a1, count: opts.problems, scheme, part: 'validation', difficulty: opts.difficulty, distinct: scheme === 'subproblem' });
   const limits = resolveLimits({ ...opts.rollout, plannerMaxNewTokens: opts.maxNewTokens, actorMaxNewTokens: opts.maxNewTokens });
   const deps: EpisodeDeps = {
     generate: async (_role, prompt, meta): Promise<GenerateOutput> => {

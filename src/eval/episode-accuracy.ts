@@ -8,7 +8,11 @@ import type { SamplingParams } from '../domain/types';
 import type { CompletionSource } from './arith-eval';
 import { resolveLimits, runPlanActEpisode, type EpisodeDeps, type EpisodeLimits, type GenerateOutput } from '../planact';
 import { episodeSeed, generationSeed } from '../planact/sampling-seed';
-import { arithTask, calc, generateProblems, type ArithDifficulty, type ArithProblem } from '../tasks/arith';
+import { arithTask, calc, drawProblems, type ArithDifficulty, type ArithProblem, type SplitScheme } from '../tasks/arith';
+import type { EpisodeResult } from '../planact/episode-types';
+import { accuracyOf, clusteredAccuracy, passAtK, type Accuracy, type ToolUse } from './accuracy';
+
+export { accuracyOf, type Accuracy } from './accuracy';
 
 export interface EpisodeAccuracyOptions {
   /** Chooses the held-out problems (its own stream, apart from training problems). */
@@ -17,18 +21,17 @@ export interface EpisodeAccuracyOptions {
   difficulty: ArithDifficulty;
   limits: Pick<EpisodeLimits, 'maxTurns' | 'maxActsPerTurn' | 'maxToolCallsPerAct'>;
   maxNewTokens: number;
-  /** Also run every problem once with sampling at this temperature / top-p. */
+  /** Also run every problem with sampling at this temperature / top-p (once, or samplesPerProblem times). */
   sampled?: { temperature: number; topP: number };
+  /** Sampled episodes per problem (default 1); above 1 the report has pass@1...pass@n. */
+  samplesPerProblem?: number;
+  /** task.split (absent: expression, as runs recorded before it). */
+  scheme?: SplitScheme;
+  /** Which held-out problems: validation (default; curves and choices) or test (reported results). */
+  part?: 'validation' | 'test';
   onEpisode?: () => void;
 }
 
-/** An accuracy with its standard error (binomial, sqrt(p(1-p)/n)) so differences can be judged. */
-export interface Accuracy {
-  correct: number;
-  total: number;
-  accuracy: number;
-  stderr: number;
-}
 
 export interface EpisodeAccuracyReport {
   greedy: Accuracy;
@@ -37,23 +40,32 @@ export interface EpisodeAccuracyReport {
   failures: Record<string, number>;
   /** One rendered greedy episode, to see what the policy does. */
   example: string;
+  /** samplesPerProblem > 1: pass@k for k = 1...n (unbiased estimator over the n samples of each problem). */
+  passAtK?: number[];
+  /** Greedy episodes: how often acts called the calculator, and accuracy with and without it. */
+  tools?: ToolUse;
+  /** part test: greedy correctness per problem ('1'/'0', problem order), for paired differences. */
+  perProblem?: string;
 }
 
-export function accuracyOf(correct: number, total: number): Accuracy {
-  const p = total === 0 ? 0 : correct / total;
-  return { correct, total, accuracy: p, stderr: total === 0 ? 0 : Math.sqrt((p * (1 - p)) / total) };
-}
-
-/** The held-out problems an evaluation of this distribution uses (a seed stream apart from training's). */
-function heldOutProblems(seed: number, count: number, difficulty: ArithDifficulty): ArithProblem[] {
-  return generateProblems({ seed: seed ^ 0x0e7a_1bed, count, split: 'heldout', difficulty });
+/**
+ * The held-out problems of an evaluation: distinct problems of the part (task.split subproblem), or
+ * the whole-expression held-out split (expression), each part a seed stream of its own.
+ */
+function heldOutProblems(opts: EpisodeAccuracyOptions): ArithProblem[] {
+  const part = opts.part ?? 'validation';
+  const scheme = opts.scheme ?? 'expression';
+  const seed = part === 'validation' ? opts.seed ^ 0x0e7a_1bed : opts.seed ^ 0x7e57_5e7d;
+  return drawProblems({ seed, count: opts.problems, scheme, part, difficulty: opts.difficulty, distinct: scheme === 'subproblem' });
 }
 
 export async function evaluateEpisodeAccuracy(engine: CompletionSource, opts: EpisodeAccuracyOptions): Promise<EpisodeAccuracyReport> {
-  const problems = heldOutProblems(opts.seed, opts.problems, opts.difficulty);
+  const problems = heldOutProblems(opts);
   const limits = resolveLimits({ ...opts.limits, plannerMaxNewTokens: opts.maxNewTokens, actorMaxNewTokens: opts.maxNewTokens });
-  const play = (problem: ArithProblem, index: number, sampling?: { temperature: number; topP: number }) => {
-    const seed = episodeSeed(opts.seed, 'eval', index);
+  const samples = Math.max(1, opts.samplesPerProblem ?? 1);
+  // Sample j > 0 of a problem has its own seed stream; sample 0 keeps the one a single sample always had.
+  const play = (problem: ArithProblem, index: number, sampling?: { temperature: number; topP: number }, sample = 0) => {
+    const seed = sample === 0 ? episodeSeed(opts.seed, 'eval', index) : episodeSeed(opts.seed, `eval-s${sample}`, index);
     const deps: EpisodeDeps = {
       generate: async (role, prompt, meta): Promise<GenerateOutput> => {
         const params: SamplingParams = sampling
@@ -71,15 +83,33 @@ export async function evaluateEpisodeAccuracy(engine: CompletionSource, opts: Ep
   };
   const [greedy, sampled] = await Promise.all([
     Promise.all(problems.map((p, i) => play(p, i))),
-    opts.sampled ? Promise.all(problems.map((p, i) => play(p, i, opts.sampled))) : Promise.resolve(undefined),
+    opts.sampled ? Promise.all(problems.map((p, i) => Promise.all(Array.from({ length: samples }, (_, j) => play(p, i, opts.sampled, j))))) : Promise.resolve(undefined),
   ]);
   const failures: Record<string, number> = {};
   for (const e of greedy) if (e.failure) failures[e.failure.code] = (failures[e.failure.code] ?? 0) + 1;
   const first = greedy[0];
+  const correct = (e: EpisodeResult): boolean => e.reward > 0;
   return {
-    greedy: accuracyOf(greedy.filter((e) => e.reward > 0).length, greedy.length),
-    ...(sampled ? { sampled: accuracyOf(sampled.filter((e) => e.reward > 0).length, sampled.length) } : {}),
+    greedy: accuracyOf(greedy.filter(correct).length, greedy.length),
+    ...(sampled ? { sampled: samples === 1 ? accuracyOf(sampled.filter((s) => correct(s[0]!)).length, sampled.length) : clusteredAccuracy(sampled.map((s) => s.filter(correct).length), samples) } : {}),
+    ...(sampled && samples > 1 ? { passAtK: passAtK(sampled.map((s) => s.filter(correct).length), samples) } : {}),
+    tools: toolUse(greedy),
+    ...(opts.part === 'test' ? { perProblem: greedy.map((e) => (correct(e) ? '1' : '0')).join('') } : {}),
     failures,
     example: first ? `${problems[0]!.expression} = ${problems[0]!.answer}: ${JSON.stringify(first.plannerTranscript.slice(0, 300))}` : '',
+  };
+}
+
+
+/** Tool use of greedy episodes: acts that called the calculator, and accuracy split by whether every act did. */
+function toolUse(episodes: readonly EpisodeResult[]): ToolUse {
+  const acts = episodes.flatMap((e) => e.turns.flatMap((t) => t.acts));
+  const allTool = episodes.filter((e) => e.turns.some((t) => t.acts.length > 0) && e.turns.every((t) => t.acts.every((a) => a.toolCalls > 0)));
+  const others = episodes.filter((e) => !allTool.includes(e));
+  return {
+    acts: acts.length,
+    actToolRate: acts.length === 0 ? 0 : acts.filter((a) => a.toolCalls > 0).length / acts.length,
+    everyActUsedTool: accuracyOf(allTool.filter((e) => e.reward > 0).length, allTool.length),
+    someActWithoutTool: accuracyOf(others.filter((e) => e.reward > 0).length, others.length),
   };
 }

@@ -11,7 +11,9 @@ import {
   type LossPoint,
   type MetricsKind,
   type MetricsLine,
+  type RftStepMetrics,
   type RlStepMetrics,
+  type TestMetrics,
   type RunMetrics,
 } from './run-metrics';
 
@@ -109,12 +111,26 @@ const BaselineSchema = z.strictObject({
   stderr: z.number().nonnegative().optional(),
 });
 
+const RftSchema = z.strictObject({ kind: z.literal('rft'), step, meanReward: metric, accuracy: fraction, trainedSamples: z.number().int().nonnegative(), loss: metric });
+
+const TestSchema = z.strictObject({
+  kind: z.literal('test'),
+  policy: z.string().min(1),
+  greedyAccuracy: fraction,
+  stderr: z.number().nonnegative(),
+  sampledAccuracy: fraction.optional(),
+  passAtK: z.array(fraction).optional(),
+  actToolRate: fraction.optional(),
+});
+
 // Each schema must produce exactly its line type; a drift between the two fails to compile.
 const SCHEMAS: { [K in MetricsKind]: z.ZodType<Extract<MetricsLine, { kind: K }>, unknown> } = {
   rl: RlStepSchema,
   eval: EvalSchema,
   'sft-loss': SftLossSchema,
   baseline: BaselineSchema,
+  rft: RftSchema,
+  test: TestSchema,
 };
 
 function isKind(value: unknown): value is MetricsKind {
@@ -161,11 +177,15 @@ export function collectRunMetrics(lines: readonly MetricsLine[]): RunMetrics {
   const evals: EvalPoint[] = [];
   const sftLoss: LossPoint[] = [];
   const baselines: BaselinePoint[] = [];
+  const rft: RftStepMetrics[] = [];
+  const test: TestMetrics[] = [];
   for (const line of lines) {
     const { kind: _kind, ...fields } = line;
     if (line.kind === 'rl') rl.push(fields as RlStepMetrics);
     else if (line.kind === 'eval') evals.push(fields as EvalPoint);
     else if (line.kind === 'sft-loss') sftLoss.push(fields as LossPoint);
+    else if (line.kind === 'rft') rft.push(fields as RftStepMetrics);
+    else if (line.kind === 'test') test.push(fields as TestMetrics);
     else baselines.push(fields as BaselinePoint);
   }
   return {
@@ -173,6 +193,8 @@ export function collectRunMetrics(lines: readonly MetricsLine[]): RunMetrics {
     evals: lastPerKey(evals, (p) => `${p.phase}:${p.step}`).sort((a, b) => (a.phase === b.phase ? a.step - b.step : a.phase === 'sft' ? -1 : 1)),
     sftLoss: lastPerKey(sftLoss, (p) => String(p.step)).sort(byStep),
     baselines: lastPerKey(baselines, (b) => b.label),
+    rft: lastPerKey(rft, (p) => String(p.step)).sort(byStep),
+    test: lastPerKey(test, (t) => t.policy),
   };
 }
 

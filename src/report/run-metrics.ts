@@ -9,10 +9,12 @@
  *   {"kind":"eval","step":300,"phase":"sft","greedyAccuracy":0.41,"sampledAccuracy":0.33}
  *   {"kind":"rl","step":1,"meanReward":0.38,"loss":0.012,"clipFrac":0.04,"approxKl":0.002}
  *   {"kind":"baseline","label":"SFT only","accuracy":0.41,"stderr":0.03}
+ *   {"kind":"rft","step":1,"meanReward":0.3,"accuracy":0.3,"trainedSamples":19,"loss":-0.9}
+ *   {"kind":"test","policy":"rl","greedyAccuracy":0.62,"stderr":0.03,"passAtK":[0.5,0.6]}
  *
  * Lines may come in any order and kinds may interleave (append as the run goes). A later line
  * for the same key replaces an earlier one (rl and sft-loss: step; eval: phase and step;
- * baseline: label), so a step that a resumed or retried run logs twice is plotted once.
+ * baseline: label; rft: step; test: policy), so a step that a resumed or retried run logs twice is plotted once.
  * Metric values may be `null`: JSON.stringify writes NaN and ±Infinity as null, and a diverged
  * loss is exactly when the curves are wanted, so such a point is read as NaN and left out of the
  * plot rather than failing the file. Steps, phases, labels and baselines may not be null.
@@ -104,12 +106,38 @@ export interface BaselinePoint {
   stderr?: number;
 }
 
-/** Everything one run's curves are drawn from; each list sorted by step (baselines: file order). */
+/** One step of the rejection-sampling fine-tuning baseline (compare.rft). */
+export interface RftStepMetrics {
+  step: number;
+  /** Mean reward and share correct of the step's rollout (the baseline's own policy). */
+  meanReward: number;
+  accuracy: number;
+  /** Samples fitted (those of the correct episodes). */
+  trainedSamples: number;
+  loss: number;
+}
+
+/** One compared policy on the test problems, evaluated once after training. */
+export interface TestMetrics {
+  /** sftOnly, rl, moreSft, filteredSft or rft. */
+  policy: string;
+  greedyAccuracy: number;
+  stderr: number;
+  sampledAccuracy?: number;
+  /** pass@1...pass@k of sampled episodes (eval.passAtK). */
+  passAtK?: number[];
+  /** Share of greedy acts that called the calculator. */
+  actToolRate?: number;
+}
+
+/** Everything one run's curves are drawn from; each list sorted by step (baselines, test: file order). */
 export interface RunMetrics {
   rl: RlStepMetrics[];
   evals: EvalPoint[];
   sftLoss: LossPoint[];
   baselines: BaselinePoint[];
+  rft: RftStepMetrics[];
+  test: TestMetrics[];
 }
 
 /** One line of the metrics file. */
@@ -117,10 +145,12 @@ export type MetricsLine =
   | ({ kind: 'rl' } & RlStepMetrics)
   | ({ kind: 'eval' } & EvalPoint)
   | ({ kind: 'sft-loss' } & LossPoint)
-  | ({ kind: 'baseline' } & BaselinePoint);
+  | ({ kind: 'baseline' } & BaselinePoint)
+  | ({ kind: 'rft' } & RftStepMetrics)
+  | ({ kind: 'test' } & TestMetrics);
 
 export type MetricsKind = MetricsLine['kind'];
-export const METRICS_KINDS: readonly MetricsKind[] = ['rl', 'eval', 'sft-loss', 'baseline'];
+export const METRICS_KINDS: readonly MetricsKind[] = ['rl', 'eval', 'sft-loss', 'baseline', 'rft', 'test'];
 
 /** The text of one line of the metrics file (no trailing newline); what the training run appends. */
 export function formatMetricsLine(line: MetricsLine): string {
@@ -132,7 +162,10 @@ export function metricsLineKey(line: MetricsLine): string {
   switch (line.kind) {
     case 'rl':
     case 'sft-loss':
+    case 'rft':
       return `${line.kind}:${line.step}`;
+    case 'test':
+      return `test:${line.policy}`;
     case 'eval':
       return `eval:${line.phase}:${line.step}`;
     case 'baseline':

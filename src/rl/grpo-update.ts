@@ -48,6 +48,8 @@ export interface GrpoUpdateOptions {
    * versions are corrected as rl.async.correction says, and the staleness histogram is reported.
    */
   policyVersion?: number;
+  /** rft: fit only the correct episodes (compare.rft, src/rl/grpo.ts buildPgBatch); default grpo. */
+  objective?: 'grpo' | 'rft';
 }
 
 export interface GrpoUpdateResult {
@@ -65,16 +67,31 @@ export interface GrpoUpdateResult {
   pgClipFrac: number;
   /** Same share for the dual clip (verl actor/pg_clipfrac_lower). */
   pgClipFracLower: number;
-  /** Mean old - new logprob over all steps' tokens (verl actor/ppo_kl). */
+  /**
+   * verl actor/ppo_kl: per optimiser step the masked mean of old - new logprob over every trained
+   * token of its mini-batch (zero-advantage rows included), then the mean over steps (verl's
+   * reduce_metrics over mini-batches and epochs). verl averages per-micro-batch means within a
+   * mini-batch; this is its value with one micro-batch per mini-batch (the same when micro-batches
+   * hold equal token counts), so it does not depend on microBatchRows.
+   */
   approxKl: number;
-  /** Mean entropy of the tempered next-token distributions over all steps' tokens. */
+  /**
+   * verl actor/entropy: aggLoss (rl.lossAggMode, its loss_scale_factor) of the per-token entropy of
+   * the tempered next-token distributions over every row of the rollout, each row counted once:
+   * the first epoch's steps combined with their denominators (tokens; rows with a trained token in
+   * the seq-mean modes). verl takes it from the pre-update policy in its old-log-prob pass; here a
+   * row is scored by the weights its own first-epoch step starts from, the same with one mini-batch.
+   */
   entropy: number;
   /** Pre-clip gradient norm: mean over optimiser steps with a finite norm, and the last step's. */
   gradNorm: number;
   gradNormLast: number;
   /** KL-loss estimate before its coefficient, mean over steps (useKlLoss only; verl actor/kl_loss). */
   klLoss?: number;
-  /** Mean per-token KL of behaviour vs reference (useKlInReward only; verl actor/reward_kl_penalty). */
+  /**
+   * useKlInReward only, verl actor/reward_kl_penalty: the mean over samples of each sample's mean
+   * per-token KL of behaviour vs reference (0 for a sample with no trained token).
+   */
   rewardKlPenalty?: number;
   optimizerSteps: number;
   /** Steps skipped because the gradient norm was not finite (verl skips them too). */
@@ -92,6 +109,8 @@ export interface GrpoUpdateResult {
   skipped: number;
   /** Samples longer than the model's maxSeq, left out. */
   tooLong: number;
+  /** objective rft: samples of episodes without reward, left out. */
+  rejected?: number;
   meanReward: number;
   groups: number;
   /** Groups whose episodes all scored the same: kept with advantage 0. */
@@ -134,6 +153,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
     ...(rl.useKlInReward && refLogprobs ? { klInReward: { coef: rl.klRewardCoef, kind: rl.klPenalty, refLogprobs } } : {}),
     ...(rl.useKlLoss && refLogprobs ? { refLogprobs } : {}),
     ...(prox && correction !== 'none' ? { offPolicy: { prox, mode: correction, cap: rl.async!.isCap } } : {}),
+    ...(opts.objective === 'rft' ? { objective: 'rft' as const } : {}),
   });
   const { batch, stats } = built;
   const rows = batch.tokens.length;
@@ -148,13 +168,13 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       optimizer.setState({ ...ckpt.optimizer, config: { ...ckpt.optimizer.config, clipNorm: rl.gradClip } });
     }
     const started = performance.now();
-    const acc = { tokensRun: 0, steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0 };
+    const acc = { tokensRun: 0, steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0, entropyWeight: 0 };
     const plan: number[][][] = [];
     for (let epoch = 0; epoch < rl.ppoEpochs && rows > 0; epoch++) {
       plan.push(miniBatchRows(built.rowGroups, rl.miniBatches, mulberry32(mixSeed(opts.seed, epoch))));
     }
     const total = plan.reduce((n, parts) => n + parts.length, 0);
-    for (const parts of plan) {
+    for (const [epoch, parts] of plan.entries()) {
       for (const part of parts) {
         const sub = selectRows(batch, part, onPolicy);
         const r = await trainStepAsync(model, sub, optimizer, rl.learningRate, {
@@ -176,8 +196,13 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
         acc.tokens += r.tokens;
         acc.clipped += (r.clipFraction ?? 0) * r.tokens;
         acc.clippedLower += (r.clipFractionLower ?? 0) * r.tokens;
-        acc.approxKl += (r.approxKl ?? 0) * r.tokens;
-        acc.entropy += (r.entropy ?? 0) * r.tokens;
+        acc.approxKl += r.approxKl ?? 0;
+        if (epoch === 0 && r.entropy !== undefined) {
+          // Weighted by its denominator, the first epoch's steps add up to aggLoss over the whole rollout.
+          const weight = pg.aggMode === 'token-mean' ? r.tokens : (r.seqs ?? 0);
+          acc.entropy += r.entropy * weight;
+          acc.entropyWeight += weight;
+        }
       }
     }
     const perStep = (x: number): number => (acc.steps === 0 ? 0 : x / acc.steps);
@@ -190,8 +215,8 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       pgLoss: perStep(acc.pgLoss),
       pgClipFrac,
       pgClipFracLower: perToken(acc.clippedLower),
-      approxKl: perToken(acc.approxKl),
-      entropy: perToken(acc.entropy),
+      approxKl: perStep(acc.approxKl),
+      entropy: acc.entropyWeight === 0 ? 0 : acc.entropy / acc.entropyWeight,
       gradNorm: acc.finiteNorms === 0 ? 0 : acc.gradNorm / acc.finiteNorms,
       gradNormLast: acc.gradNormLast,
       ...(rl.useKlLoss ? { klLoss: perStep(acc.klLoss) } : {}),
@@ -207,6 +232,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       updateSeconds: (performance.now() - started) / 1000,
       skipped: built.skipped,
       tooLong: built.tooLong,
+      ...(built.rejected !== undefined ? { rejected: built.rejected } : {}),
       meanReward: stats.meanReward,
       groups: stats.groups,
       flatGroups: stats.flatGroups,

@@ -25,7 +25,9 @@ export interface GroupStats {
   meanReward: number;
   /**
    * useKlInReward only: verl's actor/reward_kl_penalty, the mean over samples of each sample's
-   * mean per-token KL estimate against the reference (before multiplying by the coefficient).
+   * mean per-token KL estimate against the reference (before multiplying by the coefficient); a
+   * sample with no trained token adds 0 and counts, as verl's masked_mean of an all-masked row.
+   * Samples too long to score (no reference logprobs) are left out.
    */
   rewardKlPenalty?: number;
 }
@@ -62,6 +64,12 @@ export interface PgBatchOptions extends AdvantageOptions {
    * token's loss is weighted by π_prox / π_behav as the mode says.
    */
   offPolicy?: { prox: ReadonlyArray<readonly number[] | undefined>; mode: Exclude<OffPolicyCorrection, 'none'>; cap: number };
+  /**
+   * grpo (default): every sample, with its group advantage. rft (rejection-sampling fine-tuning,
+   * compare.rft): only the samples of episodes that earned a reward above 0, each with advantage 1,
+   * so the clipped loss fits the correct episodes (RAFT++); the others are left out (rejected).
+   */
+  objective?: 'grpo' | 'rft';
 }
 
 export interface PgBatchResult {
@@ -74,6 +82,8 @@ export interface PgBatchResult {
   skipped: number;
   /** Samples longer than maxSeq, left out rather than truncated (a cut row loses its reward's cause). */
   tooLong: number;
+  /** objective rft: samples left out because their episode's reward was not above 0. */
+  rejected?: number;
   stats: GroupStats;
   /** With offPolicy: trained tokens whose weight the cap changed, and the mean weight over trained tokens. */
   offPolicy?: { capped: number; meanWeight: number };
@@ -94,8 +104,14 @@ function episodeScores(samples: readonly Sample[], kl: KlInReward | undefined): 
       byEpisode.set(id, e);
       rewards.push(s.reward);
     }
-    const ref = kl?.refLogprobs[i];
-    if (!kl || !ref) return;
+    if (!kl) return;
+    const ref = kl.refLogprobs[i];
+    if (!ref) {
+      // No trained token: verl's masked_mean of the row is 0 and the row counts in the batch mean.
+      // A sample with trained tokens but no reference logprobs (longer than maxSeq) is left out.
+      if (!s.lossMask.some((m) => m > 0)) klSeqs++;
+      return;
+    }
     let sum = 0;
     let n = 0;
     s.lossMask.forEach((m, t) => {
@@ -104,10 +120,8 @@ function episodeScores(samples: readonly Sample[], kl: KlInReward | undefined): 
       n++;
     });
     e.score -= kl.coef * sum;
-    if (n > 0) {
-      klSeqMeanSum += sum / n;
-      klSeqs++;
-    }
+    if (n > 0) klSeqMeanSum += sum / n;
+    klSeqs++;
   });
   const scores = [...byEpisode.values()];
   const meanReward = rewards.length === 0 ? 0 : rewards.reduce((a, r) => a + r, 0) / rewards.length;
@@ -137,15 +151,21 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
   const stats = groupAdvantages(samples, opts);
   const batch: TrainBatch = { tokens: [], lossMask: [], advantages: [], oldLogprobs: [] };
   if (opts.refLogprobs) batch.refLogprobs = [];
+  const rft = opts.objective === 'rft';
   // Samples with their own per-token advantages (tree credit) put the whole batch on per-token ones.
-  if (samples.some((s) => s.tokenAdvantages !== undefined)) batch.tokenAdvantages = [];
+  if (!rft && samples.some((s) => s.tokenAdvantages !== undefined)) batch.tokenAdvantages = [];
   if (opts.offPolicy) batch.tokenWeights = [];
   const weighed = { capped: 0, sum: 0, tokens: 0 };
   const rowGroups: string[] = [];
   const responseLengths: number[] = [];
   let skipped = 0;
   let tooLong = 0;
+  let rejected = 0;
   samples.forEach((s, i) => {
+    if (rft && !(s.reward > 0)) {
+      rejected++;
+      return;
+    }
     const tokens = [...s.promptTokens, ...s.responseTokens];
     if (tokens.length > opts.maxSeq) {
       tooLong++;
@@ -172,7 +192,7 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
         if (w.capped[j]) weighed.capped++;
       });
     } else batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
-    const groupAdv = stats.advantages.get(s.metadata.episodeId) as number;
+    const groupAdv = rft ? 1 : (stats.advantages.get(s.metadata.episodeId) as number);
     if (batch.tokenAdvantages) {
       const own = s.tokenAdvantages;
       if (own && own.length !== s.responseTokens.length) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has ${own.length} token advantages for ${s.responseTokens.length} response tokens`);
@@ -197,6 +217,7 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
     responseLengths,
     skipped,
     tooLong,
+    ...(rft ? { rejected } : {}),
     stats,
     ...(opts.offPolicy ? { offPolicy: { capped: weighed.capped, meanWeight: weighed.tokens === 0 ? 1 : weighed.sum / weighed.tokens } } : {}),
   };

@@ -67,8 +67,11 @@ export interface ActorLossTerms {
   total: tf.Scalar;
   /** The clipped policy-gradient loss and its statistics. */
   pg: PolicyLossOutput;
-  /** Σ entropy over the trained tokens (for the metric, token-weighted by the caller). */
-  entropySum: tf.Scalar;
+  /**
+   * aggLoss of the per-token entropy (the loss's mode and the mini-batch's denominators): the
+   * entropy bonus before its coefficient, and this (micro-)batch's share of verl's actor/entropy.
+   */
+  entropy: tf.Scalar;
   /** The aggregated KL loss, when options.klLoss is set. */
   klLoss?: tf.Scalar;
 }
@@ -86,12 +89,14 @@ export function actorLoss(x: ActorLossInput, options: PgLossOptions, norm: LossN
     norm,
   });
   let total: tf.Scalar = pg.loss;
-  if (options.entropyCoeff !== 0) total = tf.sub(total, tf.mul(aggLoss(x.entropy, x.mask, options.aggMode, norm), options.entropyCoeff));
+  // Always taken (the metric); with entropyCoeff 0 it is not on the path to `total`, so no gradient flows through it.
+  const entropy = aggLoss(x.entropy, x.mask, options.aggMode, norm);
+  if (options.entropyCoeff !== 0) total = tf.sub(total, tf.mul(entropy, options.entropyCoeff));
   let klLoss: tf.Scalar | undefined;
   if (options.klLoss) {
     if (!x.refLogprob) throw new Error('the KL loss needs the reference policy\'s logprobs');
     klLoss = aggLoss(klPenaltyTensor(x.logprob, x.refLogprob, options.klLoss.kind), x.mask, options.aggMode, norm);
     total = tf.add(total, tf.mul(klLoss, options.klLoss.coef));
   }
-  return { total, pg, entropySum: tf.sum(tf.mul(x.entropy, x.mask)) as tf.Scalar, ...(klLoss ? { klLoss } : {}) };
+  return { total, pg, entropy, ...(klLoss ? { klLoss } : {}) };
 }

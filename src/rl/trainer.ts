@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
-import { lossNormOf, type LossNorm } from './agg-loss';
+import { aggLoss, lossNormOf, type LossNorm } from './agg-loss';
 import { actorLoss, DEFAULT_PG_LOSS, sftLoss, type PgLossOptions } from './loss';
+import { policyLoss } from './policy-loss';
 import type { Adam } from '../model/adam';
 import type { Gpt } from '../model/gpt';
 import { disposePacked, pack, shifted, targetLogprobs, targetLogprobsAndEntropy } from '../model/logprobs';
@@ -36,7 +37,10 @@ export interface TrainBatch {
 }
 
 
-/** Policy-gradient statistics of one step (means over its trained tokens unless stated). */
+/**
+ * Policy-gradient statistics of one step, over every row of the batch given to trainStep (rows
+ * skipped in the gradient passes included), before the update.
+ */
 export interface PgStepStats {
   /** The policy loss alone (aggregated like the total). */
   pgLoss: number;
@@ -44,9 +48,15 @@ export interface PgStepStats {
   clipFraction: number;
   /** Share of tokens whose loss the dual clip changed (verl pg_clipfrac_lower). */
   clipFractionLower: number;
-  /** Mean of old - new logprob (verl ppo_kl). */
+  /**
+   * Masked mean of old - new logprob (log-ratio clamped as in the loss) over every trained token:
+   * verl's actor/ppo_kl of the mini-batch run as one micro-batch (verl averages per-micro-batch means).
+   */
   approxKl: number;
-  /** Mean entropy of the (tempered) next-token distributions. */
+  /**
+   * aggLoss of the per-token entropy of the (tempered) next-token distributions, in the loss's
+   * aggregation mode with the batch's denominators (verl actor/entropy of this batch).
+   */
   entropy: number;
   /** aggLoss of the KL estimate, before its coefficient; only with a KL loss. */
   klLoss?: number;
@@ -61,6 +71,8 @@ export interface TrainStepResult extends Partial<PgStepStats> {
   gradNorm: number;
   /** Tokens of the rows that went through the forward and backward passes (all of each row). */
   tokensRun?: number;
+  /** Rows with at least one trained token (the seq-mean modes' denominator). */
+  seqs?: number;
 }
 
 /** Sums over one micro-batch; they add up to the mini-batch's values. */
@@ -69,7 +81,9 @@ interface PgSums {
   klLoss: number;
   clipped: number;
   clippedLower: number;
+  /** Σ (old - new logprob) over the trained tokens. */
   approxKl: number;
+  /** aggLoss of the entropy with the mini-batch's denominators (shares add up to the mini-batch's). */
   entropy: number;
 }
 
@@ -147,7 +161,7 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
       clipped: read(terms.pg.clipFrac) * count,
       clippedLower: read(terms.pg.clipFracLower) * count,
       approxKl: read(terms.pg.ppoKl) * count,
-      entropy: read(terms.entropySum),
+      entropy: read(terms.entropy),
     };
     return terms.total;
   };
@@ -223,9 +237,11 @@ function* microBatchSteps(
   // With no entropy or KL term, a row whose advantage is 0 adds exactly nothing to the gradient
   // (nor to the clip fractions): it still counts in the denominators (norm, over every row), but
   // its forward and backward passes are skipped. Flat GRPO groups are most rows after SFT.
-  const work = pg && pg.entropyCoeff === 0 && !pg.klLoss ? withoutZeroAdvantageRows(batch) : batch;
-  const workRows = work.tokens.length;
-  const parts = Math.ceil(workRows / size);
+  // The KL and entropy metrics still cover them: a forward pass alone (no tape, no backward).
+  const { work, skipped } = pg && pg.entropyCoeff === 0 && !pg.klLoss ? splitZeroAdvantageRows(batch) : { work: batch, skipped: undefined };
+  const parts = Math.ceil(work.tokens.length / size);
+  const metricParts = skipped ? Math.ceil(skipped.tokens.length / size) : 0;
+  const total = parts + metricParts;
   let loss = 0;
   let sums: PgSums | undefined;
   let acc: tf.NamedTensorMap = {};
@@ -236,19 +252,23 @@ function* microBatchSteps(
       loss += g.loss;
       if (g.pg) sums = addSums(sums, g.pg);
       acc = accumulate(acc, g.grads);
-      yield { done: i + 1, total: parts };
+      yield { done: i + 1, total };
+    }
+    // Before the update, so every row's statistics come from the same weights.
+    for (let i = 0; i < metricParts && pg && skipped; i++) {
+      const m = metricSums(model, sliceRows(skipped, i * size, (i + 1) * size), pg, norm);
+      sums = addSums(sums, { pgLoss: 0, klLoss: 0, clipped: 0, clippedLower: 0, ...m });
+      yield { done: parts + i + 1, total };
     }
     const gradNorm = optimizer.apply(acc, lr);
-    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm, tokensRun: work.tokens.reduce((n, row) => n + row.length, 0) };
+    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm, tokensRun: work.tokens.reduce((n, row) => n + row.length, 0), seqs: norm.seqs };
     if (sums) {
-      // KL and entropy are means over the tokens that were run (all of them unless rows were skipped).
-      const ran = work === batch ? norm.tokens : Math.max(1, batchLossNorm(work, pg?.lossScaleFactor).tokens);
       Object.assign(result, {
         pgLoss: sums.pgLoss,
         clipFraction: sums.clipped / norm.tokens,
         clipFractionLower: sums.clippedLower / norm.tokens,
-        approxKl: sums.approxKl / ran,
-        entropy: sums.entropy / ran,
+        approxKl: sums.approxKl / norm.tokens,
+        entropy: sums.entropy,
         ...(pg?.klLoss ? { klLoss: sums.klLoss } : {}),
       } satisfies PgStepStats);
     }
@@ -258,11 +278,19 @@ function* microBatchSteps(
   }
 }
 
-/** The batch without rows whose advantage is 0; the whole batch if that would leave none (Adam still steps on momentum). */
-function withoutZeroAdvantageRows(batch: TrainBatch): TrainBatch {
+/**
+ * The rows to run (those whose advantage is not 0) and the rows skipped; the whole batch and none
+ * skipped if that would leave none to run (Adam still steps on momentum).
+ */
+function splitZeroAdvantageRows(batch: TrainBatch): { work: TrainBatch; skipped: TrainBatch | undefined } {
   const keep = (batch.advantages ?? []).flatMap((a, i) => (a !== 0 ? [i] : []));
-  if (keep.length === batch.tokens.length || keep.length === 0) return batch;
-  const pick = <T>(xs: T[] | undefined): T[] | undefined => xs && keep.map((i) => xs[i]!);
+  if (keep.length === batch.tokens.length || keep.length === 0) return { work: batch, skipped: undefined };
+  const drop = batch.tokens.flatMap((_, i) => (batch.advantages![i] === 0 ? [i] : []));
+  return { work: pickRows(batch, keep), skipped: pickRows(batch, drop) };
+}
+
+function pickRows(batch: TrainBatch, rows: readonly number[]): TrainBatch {
+  const pick = <T>(xs: T[] | undefined): T[] | undefined => xs && rows.map((i) => xs[i]!);
   const out: TrainBatch = { ...batch, tokens: pick(batch.tokens)!, lossMask: pick(batch.lossMask)! };
   if (batch.advantages) out.advantages = pick(batch.advantages)!;
   if (batch.tokenAdvantages) out.tokenAdvantages = pick(batch.tokenAdvantages)!;
@@ -270,6 +298,38 @@ function withoutZeroAdvantageRows(batch: TrainBatch): TrainBatch {
   if (batch.tokenWeights) out.tokenWeights = pick(batch.tokenWeights)!;
   if (batch.refLogprobs) out.refLogprobs = pick(batch.refLogprobs)!;
   return out;
+}
+
+/**
+ * The KL and entropy metric sums of rows left out of the gradient passes, from a forward pass
+ * alone (no tape, no backward), with the mini-batch's denominators `norm`. On-policy (no
+ * oldLogprobs) old - new is exactly 0, as in computeGradients, so only the entropy is computed.
+ */
+function metricSums(model: Gpt, batch: TrainBatch, pg: PgLossOptions, norm: LossNorm): { approxKl: number; entropy: number } {
+  const p = pack(batch.tokens, model.config.maxSeq);
+  try {
+    const maskArr = shifted(batch.lossMask, p.rows, p.len);
+    const count = maskArr.reduce((a, b) => a + (b > 0 ? 1 : 0), 0);
+    if (count === 0 || p.len === 0) return { approxKl: 0, entropy: 0 };
+    const [kl, entropy] = tf.tidy(() => {
+      const mask = tf.tensor2d(maskArr, [p.rows, p.len]);
+      const { logp, entropy } = targetLogprobsAndEntropy(model, p, pg.temperature);
+      const ent = aggLoss(entropy, mask, pg.aggMode, norm);
+      if (!batch.oldLogprobs) return [tf.scalar(0), ent];
+      // policyLoss's own ppoKl, so the clamp is the loss's; the advantages (0) do not enter it.
+      const old = tf.tensor2d(shifted(batch.oldLogprobs, p.rows, p.len), [p.rows, p.len]);
+      const out = policyLoss({ logprob: logp, oldLogprob: old, advantages: tf.zeros([p.rows, 1]) as tf.Tensor2D, mask, clip: { clipLow: pg.clipLow, clipHigh: pg.clipHigh, dualClipC: pg.dualClipC }, aggMode: pg.aggMode, norm });
+      return [out.ppoKl, ent];
+    });
+    const read = (t: tf.Tensor): number => {
+      const v = t.dataSync()[0] as number;
+      t.dispose();
+      return v;
+    };
+    return { approxKl: read(kl!) * count, entropy: read(entropy!) };
+  } finally {
+    disposePacked(p);
+  }
 }
 
 function addSums(a: PgSums | undefined, b: PgSums): PgSums {

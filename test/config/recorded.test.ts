@@ -1,5 +1,5 @@
 /** Configs recorded before a key existed run as the code that recorded them did (docs/versioning.md). */
-import { withRecordedDefaults } from '../../src/config/recorded';
+import { asRecordedInWorkflow, withRecordedDefaults } from '../../src/config/recorded';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfig } from '../../src/config/schema';
 
@@ -27,4 +27,26 @@ test('horizon.groupBy: one group per layout', () => {
 test("today's defaults are what withRecordedDefaults fills in, so a new config and an old one run alike", () => {
   const cfg = parseRunConfig({ rollout: { kind: 'tree' } });
   expect(withRecordedDefaults(recordedWithout(cfg, [['tree', 'segmentTokens'], ['tree', 'expandFromRoot']])).tree).toEqual(cfg.tree);
+});
+
+test('issue 24 keys: a config recorded before them splits whole expressions, has no test evaluation or pass@k, and budgets more SFT by RL\'s wall time', () => {
+  const cfg = parseRunConfig({ compare: { moreSft: true } });
+  expect(cfg.task.split).toBe('subproblem');
+  expect(cfg.task.rl.testProblems).toBe(256);
+  expect(cfg.compare.sftBudget).toEqual({ sequences: 12_800 });
+  const copy = JSON.parse(JSON.stringify(cfg)) as { task: Record<string, unknown> & { rl: Record<string, unknown> }; eval: Record<string, unknown>; compare: Record<string, unknown> };
+  delete copy.task.split;
+  delete copy.task.rl.testProblems;
+  delete copy.eval.passAtK;
+  delete copy.compare.sftBudget;
+  delete copy.compare.rft;
+  delete copy.compare.filteredSft;
+  const old = withRecordedDefaults(copy as unknown as RunConfig);
+  expect(old.task.split).toBe('expression');
+  expect(old.task.rl.testProblems).toBe(0);
+  expect(old.eval.passAtK).toBe(0);
+  expect(old.compare).toEqual({ moreSft: true, filteredSft: false, rft: false, sftBudget: 'rl-wall-time' });
+  // A config that has them keeps them; one parsed inside a workflow (the oldest histories) gets the old behaviour.
+  expect(withRecordedDefaults(cfg)).toEqual(cfg);
+  expect(asRecordedInWorkflow(cfg)).toEqual(old);
 });

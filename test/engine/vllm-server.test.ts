@@ -184,7 +184,7 @@ describe('trainingRun on the vLLM server', () => {
         model: MODEL,
         // Enough SFT on one-digit sums, every act through the calculator, that the policy's Plan/Act
         // episodes on the server call it.
-        task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4 } },
+        task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4, testProblems: 0 } },
         sft: { steps: SFT_STEPS, batchSize: 16, stepsPerActivity: SFT_STEPS, warmupSteps: 5 },
         eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
         rollout: { maxTurns: 2 },

@@ -17,9 +17,20 @@ import { createWorkers } from '../../workers/create-workers';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
 import { TASK_QUEUES, type TaskQueueName } from '../../workflows/shared';
 import { tempStore } from './store';
+import { tinyRunConfig } from '../../scripts/lib/scenarios';
 
 export { tempStore } from './store';
 export { tinyRunConfig } from '../../scripts/lib/scenarios';
+
+/** A tiny run with an RL phase: 2 steps of 2 prompts x 2 episodes, no evaluations during RL, no test evaluation. */
+export const tinyRlConfig = (rl: Record<string, unknown> = {}) =>
+  tinyRunConfig({
+    task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4, testProblems: 0 } },
+    eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
+    rollout: { maxTurns: 2 },
+    rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, ppoEpochs: 2, miniBatches: 2, ...rl },
+  });
+
 
 export const ALL_QUEUES: TaskQueueName[] = ['orchestration', 'inference', 'training', 'tools'];
 

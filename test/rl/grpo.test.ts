@@ -138,3 +138,26 @@ describe('buildPgBatch', () => {
     ]);
   });
 });
+
+describe('buildPgBatch objective rft (compare.rft)', () => {
+  it('keeps only the samples of rewarded episodes, each with advantage 1, and counts the others as rejected', () => {
+    // A flat group of correct episodes still trains under RFT (GRPO would give it advantage 0).
+    const samples = [sample('a', 'g1', 1), sample('a', 'g1', 1), sample('b', 'g1', 0), sample('c', 'g2', 1), sample('d', 'g2', 1), sample('e', 'g3', 0)];
+    const { batch, rejected, rowGroups } = buildPgBatch(samples, { ...GRPO, maxSeq: 64, objective: 'rft' });
+    expect(batch.advantages).toEqual([1, 1, 1, 1]);
+    expect(rejected).toBe(2);
+    expect(rowGroups).toEqual(['group:g1', 'group:g1', 'group:g2', 'group:g2']);
+    // Behaviour logprobs stay the ratio's denominator (RAFT++: importance ratio and clip).
+    expect(batch.oldLogprobs![0]!.slice(2)).toEqual(samples[0]!.logprobs);
+    const grpo = buildPgBatch(samples, { ...GRPO, maxSeq: 64 });
+    expect(grpo.rejected).toBeUndefined();
+    expect(grpo.batch.tokens).toHaveLength(6);
+  });
+
+  it('ignores per-token tree credit: every kept token gets advantage 1', () => {
+    const s = { ...sample('a', 'g', 1), tokenAdvantages: [0.5, -0.5, 0.25] };
+    const { batch } = buildPgBatch([s, sample('b', 'g', 0)], { ...GRPO, maxSeq: 64, objective: 'rft' });
+    expect(batch.tokenAdvantages).toBeUndefined();
+    expect(batch.advantages).toEqual([1]);
+  });
+});

@@ -3,6 +3,9 @@ import { createDataActivities } from '../../activities/data';
 import { parseRunConfig } from '../../src/config/parse';
 import { getJson } from '../../src/store/blob-store';
 import { tempStore } from '../helpers/store';
+import { loadTokenizer } from '../../src/model/tokenizer';
+import { names } from '../../activities/names';
+import { generateProblems, problemFromExpression, problemPart } from '../../src/tasks/arith';
 
 const dataset = async (task: Record<string, unknown>) => {
   const store = tempStore('sft-dataset');
@@ -27,4 +30,32 @@ test('demoToolUseRate below 1 gives actor demonstrations without a calculator ca
   const some = await dataset({ trainProblems: 30, demoToolUseRate: 0.3 });
   expect(some.info.actorExamples).toBe(all.info.actorExamples);
   expect(some.info.meanTokens).toBeLessThan(all.info.meanTokens);
+});
+
+test('filter tool-using keeps every planner demonstration and only the acts that call the calculator (compare.filteredSft)', async () => {
+  const store = tempStore('sft-filtered');
+  const task = parseRunConfig({ task: { trainProblems: 40, demoToolUseRate: 0.3 } }).task;
+  const data = createDataActivities({ store });
+  const all = await data.prepareSftDataset({ runId: 'all', seed: 3, task, maxSeq: 384 });
+  const filtered = await data.prepareSftDataset({ runId: 'filtered', seed: 3, task, maxSeq: 384, filter: 'tool-using' });
+  expect(filtered.plannerExamples).toBe(all.plannerExamples);
+  expect(filtered.actorExamples).toBeGreaterThan(0);
+  expect(filtered.actorExamples).toBeLessThan(all.actorExamples * 0.5);
+  const tokenizer = loadTokenizer();
+  const texts = (await getJson<{ examples: Array<{ role: string; tokens: number[] }> }>(store, filtered.ref)).examples.filter((e) => e.role === 'actor').map((e) => tokenizer.decode(e.tokens));
+  expect(texts.every((t) => t.includes('<calc>'))).toBe(true);
+  // Each is named under its own run key.
+  expect(await store.getName(names.dataset('filtered'))).toEqual(filtered.ref);
+});
+
+test('task.split subproblem: SFT demonstrations come from the sft part only; expression keeps the old training split', async () => {
+  const problemsOf = async (split: 'subproblem' | 'expression') => {
+    const { examples } = await dataset({ trainProblems: 30, split });
+    const tokenizer = loadTokenizer();
+    return examples.filter((e) => e.role === 'planner').map((e) => /Compute: (\S+)/.exec(tokenizer.decode(e.tokens))?.[1] ?? '');
+  };
+  const sub = await problemsOf('subproblem');
+  expect(sub.every((x) => problemPart(problemFromExpression(x)) === 'sft')).toBe(true);
+  const old = await problemsOf('expression');
+  expect(old).toEqual(generateProblems({ seed: 3, count: 30, split: 'train', difficulty: parseRunConfig({}).task.difficulty }).map((p) => p.expression));
 });

@@ -31,7 +31,7 @@ it('loses and duplicates nothing, and stays within its staleness bound, when the
   const trainer = workers.spawnFreezingWorker('trainer', 'trainGrpo:start:2');
   const inference = workers.spawnFreezingWorker('inference', 'generate:start:6');
   const config = tinyRunConfig({
-    task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+    task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4, testProblems: 0 } },
     eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
     rollout: { maxTurns: 2 },
     rl: { steps: 4, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, ppoEpochs: 2, miniBatches: 2, async: { maxStaleness: 1 } },

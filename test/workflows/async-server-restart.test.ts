@@ -55,7 +55,7 @@ it('trains every step once, within the bound, when the server is SIGKILLed while
     workflowId,
     args: [
       tinyRunConfig({
-        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+        task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4, testProblems: 0 } },
         eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
         rollout: { maxTurns: 2 },
         rl: { steps: 4, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, ppoEpochs: 2, miniBatches: 2, async: { maxStaleness: 1 } },

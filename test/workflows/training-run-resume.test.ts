@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 const config = tinyRunConfig({
-  task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
+  task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4, testProblems: 0 } },
   eval: { everySteps: 0, rlEverySteps: 2, maxNewTokens: 8 },
   rollout: { maxTurns: 2 },
   rl: { steps: 4, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 },

@@ -9,7 +9,7 @@ import { getJson } from '../../src/store/blob-store';
 import { progressQuery } from '../../workflows/shared';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
-import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
+import { testEnv, tinyRlConfig, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;
 
@@ -20,14 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.stop();
 });
-
-export const tinyRlConfig = (rl: Record<string, unknown> = {}) =>
-  tinyRunConfig({
-    task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4 } },
-    eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
-    rollout: { maxTurns: 2 },
-    rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, ppoEpochs: 2, miniBatches: 2, ...rl },
-  });
 
 describe('trainingRun with an RL phase', () => {
   it('runs rollout.kind standard through the rollout table: single-agent episodes, trained like any other kind', async () => {
@@ -170,12 +162,12 @@ describe('trainingRun with an RL phase', () => {
     const c = result.comparison!;
     expect(c.moreSft).toBeDefined();
     expect(c.moreSft!.steps).toBeGreaterThan(0);
-    expect(c.moreSft!.steps % 2).toBe(0); // whole chunks of sft.stepsPerActivity
+    expect(c.moreSft!.steps! % 2).toBe(0); // whole chunks of sft.stepsPerActivity
     // It stops at the first chunk boundary past RL's seconds.
-    expect(c.moreSft!.seconds).toBeGreaterThanOrEqual(c.rl.seconds);
+    expect(c.moreSft!.seconds).toBeGreaterThanOrEqual(c.rl.seconds!);
     // Its checkpoints live under their own run key, branching from the checkpoint RL started from.
     const branch = await ctx.store.listNames(names.checkpointPrefix(`${workflowId}~more-sft`));
-    expect(branch.at(-1)).toBe(names.checkpoint(`${workflowId}~more-sft`, 4 + c.moreSft!.steps));
+    expect(branch.at(-1)).toBe(names.checkpoint(`${workflowId}~more-sft`, 4 + c.moreSft!.steps!));
     expect(result.rlEvals).toHaveLength(2);
   });
 });
@@ -224,28 +216,41 @@ describe('bounded history', () => {
     expect(result.losses.map((l) => l.step)).toEqual(Array.from({ length: 50 }, (_, i) => 11 + i));
     expect(parseMetricsJsonl(fs.readFileSync(result.metricsFile!, 'utf8')).sftLoss).toHaveLength(60);
     expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(64 * 1024);
-    expect(result.comparison?.sftOnly).toEqual({ greedy: result.rlEvals[0]!.greedy, sampled: result.rlEvals[0]!.sampled });
+    expect(result.comparison?.sftOnly).toEqual({ greedy: result.rlEvals[0]!.greedy, sampled: result.rlEvals[0]!.sampled, tools: result.rlEvals[0]!.tools });
   });
 });
 
 describe('init.fromRun', () => {
-  it('starts from an earlier run\'s checkpoint (no SFT repeated) and refuses one of another architecture, naming the field', async () => {
+  it('starts from an earlier run\'s checkpoint (no SFT repeated), going on as that run would: its step, Adam state and SFT schedule', async () => {
     const first = await ctx.startTrainingRun('sft-only', tinyRunConfig());
     await first.handle.result();
     const firstCkpt = decodeCheckpoint(await ctx.store.get((await ctx.store.getName(names.checkpoint(first.workflowId, 4)))!));
 
-    const { workflowId, handle } = await ctx.startTrainingRun('from-run', { ...tinyRlConfig({ steps: 1 }), sft: { steps: 0 }, init: { fromRun: first.workflowId } });
+    const { workflowId, handle } = await ctx.startTrainingRun('from-run', {
+      ...tinyRlConfig({ steps: 1 }),
+      sft: { steps: 0, batchSize: 4, stepsPerActivity: 2, warmupSteps: 1 },
+      init: { fromRun: first.workflowId },
+      compare: { moreSft: true, sftBudget: { sequences: 8 } },
+    });
     const result = (await handle.result()) as TrainingRunResult;
     expect(result.backend).toBe(`from run ${first.workflowId}`);
     expect(result.sftSteps).toBe(0);
     expect(result.rlSteps).toBe(1);
-    // This run's step 0 is the earlier run's step-4 weights, without its optimiser state.
-    const start = decodeCheckpoint(await ctx.store.get((await ctx.store.getName(names.checkpoint(workflowId, 0)))!));
+    // This run starts at the earlier run's step 4 with its weights and its optimiser state.
+    const start = decodeCheckpoint(await ctx.store.get((await ctx.store.getName(names.checkpoint(workflowId, 4)))!));
     expect(start.weights).toEqual(firstCkpt.weights);
-    expect(start.optimizer).toBeUndefined();
+    expect(start.optimizer?.step).toBe(firstCkpt.optimizer!.step);
+    expect(start.optimizer?.m).toEqual(firstCkpt.optimizer!.m);
+    expect(result.checkpoint?.step).toBe(5);
     const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
     expect(scheduled).not.toContain('initPolicy');
-    expect(scheduled).not.toContain('trainSft');
+    // More SFT goes on from step 4 (steps 5 and 6: new batches, the schedule's learning rate there)
+    // with the Adam state it had, instead of warming up again from step 1 (issue 24).
+    const branch = `${workflowId}~more-sft`;
+    const moreSft = decodeCheckpoint(await ctx.store.get((await ctx.store.getName(names.checkpoint(branch, 6)))!));
+    expect(moreSft.optimizer?.step).toBe(firstCkpt.optimizer!.step + 2);
+    expect(await ctx.store.getName(names.checkpoint(branch, 2))).toBeUndefined();
+    expect(result.comparison?.moreSft?.steps).toBe(2);
 
     const other = await ctx.startTrainingRun('from-run-bad', { ...tinyRlConfig({ steps: 1 }), model: { dModel: 16, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, sft: { steps: 0 }, init: { fromRun: first.workflowId } });
     await expect(other.handle.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/init\.fromRun: model\.dModel is 16 here but 32/) } });

@@ -7,3 +7,4 @@ export * from './problem';
 export * from './reward';
 export * from './sft';
 export * from './task';
+export * from './splits';

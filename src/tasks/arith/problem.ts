@@ -48,7 +48,7 @@ export function signedProducts(terms: readonly number[], operators: readonly Ari
 }
 
 /** True when every value the oracle plan passes through stays inside the calculator's limits. */
-function withinCalcLimits(products: number[][]): boolean {
+export function withinCalcLimits(products: number[][]): boolean {
   let sumOfMagnitudes = 0;
   for (const factors of products) {
     const magnitude = factors.reduce((acc, f) => acc * Math.abs(f), 1);
@@ -92,7 +92,7 @@ export function problemFromExpression(expression: string): ArithProblem {
   return makeProblem(terms, operators);
 }
 
-function randomTerm(rng: Rng, d: ArithDifficulty): number {
+export function randomTerm(rng: Rng, d: ArithDifficulty): number {
   const digits = randInt(rng, d.minDigits, d.maxDigits);
   return digits === 1 ? randInt(rng, 0, 9) : randInt(rng, 10 ** (digits - 1), 10 ** digits - 1);
 }

@@ -1,0 +1,122 @@
+/**
+ * The baselines trainingRun compares RL with (compare.*), each from the checkpoint RL started from
+ * and under a run key of its own, so its checkpoints never mix with the run's:
+ *  - more SFT on the same demonstrations, and SFT on the filtered (tool-using) demonstrations, for
+ *    a fixed number of sequences (compare.sftBudget) or, as runs recorded before it, RL's wall time;
+ *  - rejection-sampling fine-tuning: RL's steps, prompts and rollouts, fitting the correct episodes.
+ * Every activity is named by the branch and step, so a resumed run reuses what was done.
+ */
+import { workflowInfo } from '@temporalio/workflow';
+import type { RunConfig } from '../src/config/schema';
+import type { BlobRef } from '../src/domain/types';
+import type { MoreSftBaseline, RftBaseline, RftProgress, RlEvalPoint } from '../src/contracts/training-run';
+import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { RftStepMetrics } from '../src/report/run-metrics';
+import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
+import { activityProxies } from './activity-proxies';
+import { mean, workflowNow } from './common';
+import { grpoUpdate } from './policy-update';
+import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
+
+export const MORE_SFT_SUFFIX = '~more-sft';
+export const FILTERED_SFT_SUFFIX = '~filtered-sft';
+export const RFT_SUFFIX = '~rft';
+/** The checkpoint RL started from, published once more for the test evaluation. */
+export const SFT_ONLY_SUFFIX = '~sft-only';
+
+/** A compare.* key this run cannot honour, named; undefined when every one can run. */
+export function baselineRefusal(cfg: RunConfig): { path: string; message: string } | undefined {
+  const c = cfg.compare;
+  // (compare.moreSft without RL stays accepted and unused, as runs recorded before this check had it.)
+  const asked = (['filteredSft', 'rft'] as const).filter((k) => c[k]);
+  if (asked.length > 0 && cfg.rl.steps === 0) return { path: `compare.${asked[0]}`, message: 'the baselines are compared with RL: set rl.steps above 0' };
+  if (c.filteredSft && cfg.task.kind !== 'arith') return { path: 'compare.filteredSft', message: 'filtered demonstrations are the arithmetic acts that call the calculator; the grid task has none' };
+  if (c.rft && cfg.rl.dynamicSampling.enabled) return { path: 'compare.rft', message: 'RFT spends RL\'s rollout budget, one batch per step; with rl.dynamicSampling RL\'s budget varies by step' };
+  if (c.rft && cfg.inference.engine === 'openai') return { path: 'compare.rft', message: 'RFT trains a second policy; a synced remote server serves only the run\'s own' };
+  return undefined;
+}
+
+/** The weights of some checkpoint evaluated on the validation problems. */
+type EvaluateRl = (weights: WeightsInfo) => Promise<RlEvaluation>;
+
+/**
+ * SFT chunks from `start` on `dataset` until the budget is spent: compare.sftBudget's sequences
+ * (whole steps of sft.batchSize, in chunks of sft.stepsPerActivity), or RL's seconds (workflow time
+ * around each chunk, so it replays identically). The learning rate and batches continue SFT's
+ * schedule from start's step (past its end: its floor, 10%). Then the validation evaluation.
+ */
+export async function sftBaseline(
+  cfg: RunConfig,
+  branchSuffix: string,
+  start: CheckpointInfo,
+  dataset: BlobRef,
+  rlSeconds: number,
+  evaluateRl: EvaluateRl,
+): Promise<MoreSftBaseline> {
+  const { training } = activityProxies(cfg.timeouts);
+  const branch = `${workflowInfo().workflowId}${branchSuffix}`;
+  const budget = cfg.compare.sftBudget;
+  const lastStep = budget === 'rl-wall-time' ? Infinity : start.step + Math.ceil(budget.sequences / cfg.sft.batchSize);
+  let checkpoint = start;
+  let seconds = 0;
+  while (budget === 'rl-wall-time' ? seconds < rlSeconds : checkpoint.step < lastStep) {
+    const t0 = workflowNow();
+    const chunk = await training.trainSft({
+      runId: branch,
+      checkpoint,
+      dataset,
+      toStep: Math.min(lastStep, checkpoint.step + cfg.sft.stepsPerActivity),
+      sft: cfg.sft,
+      seed: cfg.seed,
+    });
+    seconds += (workflowNow() - t0) / 1000;
+    checkpoint = chunk.checkpoint;
+  }
+  const weights = await training.publishWeights({ runId: branch, checkpoint, version: 0 });
+  const evalPoint: RlEvalPoint = { step: 0, weightVersion: 0, ...(await evaluateRl(weights)) };
+  const steps = checkpoint.step - start.step;
+  return budget === 'rl-wall-time'
+    ? { steps, seconds, budgetSeconds: rlSeconds, eval: evalPoint }
+    : { steps, sequences: steps * cfg.sft.batchSize, seconds, eval: evalPoint, weights };
+}
+
+/** Hooks of the run an RFT baseline saves its progress and writes its metrics through. */
+export interface RftHooks {
+  progress?: RftProgress;
+  saveProgress(p: RftProgress): Promise<void>;
+  metrics(line: RftStepMetrics): Promise<unknown>;
+}
+
+/**
+ * Rejection-sampling fine-tuning (RAFT++) on RL's budget: at each of rl.steps steps, the rollout
+ * kind plays the step's prompts (the same as RL's step: they are seeded by the run seed and step)
+ * groupSize times with the baseline's current weights, and the update fits the samples of the
+ * correct episodes with advantage 1, the clipped loss and rl's optimiser settings.
+ */
+export async function rftBaseline(cfg: RunConfig, start: CheckpointInfo, evaluateRl: EvaluateRl, hooks: RftHooks): Promise<RftBaseline> {
+  const { training } = activityProxies(cfg.timeouts);
+  const branch = `${workflowInfo().workflowId}${RFT_SUFFIX}`;
+  const kind = ROLLOUT_KINDS[cfg.rollout.kind];
+  let p: RftProgress = hooks.progress ?? { step: 0, checkpoint: start, episodes: 0, trainedSamples: 0, seconds: 0 };
+  while (p.step < cfg.rl.steps) {
+    const step = p.step + 1;
+    const t0 = workflowNow();
+    const weights = await training.publishWeights({ runId: branch, checkpoint: p.checkpoint, version: p.step });
+    const rollout = await kind.run({ runId: branch, rlStep: step, batch: 0, config: cfg, policy: { weights } });
+    const samples = [rollout.samples.planner, rollout.samples.actor, rollout.samples.single].filter((s): s is SampleSetRef => s !== undefined);
+    const update = await grpoUpdate(training, { runId: branch, checkpoint: p.checkpoint, samples, rl: cfg.rl, resetOptimizer: step === 1, rlStart: start, objective: 'rft' });
+    p = {
+      step,
+      checkpoint: update.checkpoint,
+      episodes: p.episodes + rollout.rows.length,
+      trainedSamples: p.trainedSamples + update.rows,
+      seconds: p.seconds + (workflowNow() - t0) / 1000,
+    };
+    const rewards = rollout.rows.map((r) => r.reward);
+    await hooks.metrics({ step, meanReward: mean(rewards), accuracy: rewards.length === 0 ? 0 : rewards.filter((r) => r > 0).length / rewards.length, trainedSamples: update.rows, loss: update.loss });
+    await hooks.saveProgress(p);
+  }
+  const weights = await training.publishWeights({ runId: branch, checkpoint: p.checkpoint, version: p.step });
+  const evalPoint: RlEvalPoint = { step: p.step, weightVersion: weights.version, ...(await evaluateRl(weights)) };
+  return { steps: p.step, episodes: p.episodes, trainedSamples: p.trainedSamples, seconds: p.seconds, eval: evalPoint, weights };
+}
