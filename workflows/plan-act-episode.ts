@@ -17,6 +17,8 @@ import { errorMessage } from '../src/planact/error-message';
 import { generationSeed } from '../src/planact/sampling-seed';
 import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
+import { evaluateExpression } from '../src/tasks/arith/calc';
+import { actorResultsCorrect } from '../src/planact/planner-credit';
 import { emptyToolMetrics } from './plan-act-common';
 import { preview, workflowNow } from './common';
 import { CALC_MAX_ATTEMPTS, generateProxy, planActProxies } from './activity-proxies';
@@ -94,11 +96,13 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
     throw err;
   }
 
+  // rollout.plannerCredit: an episode an actor's wrong RESULT decided does not train the planner.
+  const plannerNotTrained = input.plannerCredit === 'correct-results' && !actorResultsCorrect(episode.turns, evaluateExpression);
   const samplesInput: EpisodeSamplesInput = {
     episodeId: input.episodeId,
     ...(input.groupId !== undefined ? { groupId: input.groupId } : {}),
     reward: episode.reward,
-    generations: episode.generations.map((g) => ({
+    generations: episode.generations.filter((g) => !(plannerNotTrained && g.role === 'planner')).map((g) => ({
       role: g.role,
       turn: g.turn,
       ...(g.actId !== undefined ? { actId: g.actId } : {}),
@@ -135,6 +139,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
     reward: episode.reward,
     ...(episode.failure ? { failure: episode.failure } : {}),
     turns,
+    ...(plannerNotTrained ? { plannerNotTrained: true as const } : {}),
     metrics: {
       turns: episode.metrics.turns,
       acts: episode.metrics.acts,

@@ -49,6 +49,8 @@ export async function runPlanActRollout(
       seed: episodeSeed(cfg.seed, batch === 0 ? input.rolloutId : tag, p.index),
       timeouts: cfg.timeouts,
       timeline: cfg.timeline,
+      // Absent in configs recorded before the key (outcome credit).
+      ...(cfg.rollout.plannerCredit === 'correct-results' ? { plannerCredit: 'correct-results' as const } : {}),
     }),
   );
   const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rl.groupSize);
@@ -92,6 +94,7 @@ export function summarize(
     reward: e.reward,
     answer: e.answer,
     ...(e.failure ? { failure: e.failure.code } : {}),
+    ...(e.plannerNotTrained ? { plannerNotTrained: true as const } : {}),
   }));
   return rolloutSummary({
     rolloutId,

@@ -150,6 +150,14 @@ export const RlSchema = z
     topP: z.number().gt(0).max(1).default(1), // rollout.top_p
     maxNewTokens: int(1, 8192).default(48), // data.max_response_length
     normAdvByStd: z.boolean().default(true), // algorithm.norm_adv_by_std_in_grpo (false = Dr.GRPO)
+    /**
+     * Whose episodes a group's mean and std are taken over (not in verl). episode: every episode of
+     * the group, one advantage per episode for all its samples. role: per role (planner, actor) over
+     * the group's episodes that have samples of that role, as multi-agent GRPO normalises per agent
+     * (Dr. MAS); it differs where a role has no sample in some episodes (a plan that failed before
+     * any act, rollout.plannerCredit correct-results).
+     */
+    advantageNorm: z.enum(['episode', 'role']).default('episode'),
     advEpsilon: z.number().positive().max(1).default(1e-6), // compute_grpo_outcome_advantage epsilon
     clipEpsLow: z.number().positive().max(1).optional(), // actor.clip_ratio_low (default clipEps)
     clipEpsHigh: z.number().positive().max(10).optional(), // actor.clip_ratio_high (default clipEps; DAPO clip-higher: 0.28)
@@ -283,6 +291,13 @@ export const RolloutSchema = z
     maxTurns: int(1, 64).default(4),
     maxActsPerTurn: int(1, 64).default(4),
     maxToolCallsPerAct: int(0, 64).default(2),
+    /**
+     * What the planner's samples are trained on (src/planact/planner-credit.ts). outcome: every
+     * episode, with its reward. correct-results: only episodes in which every act was answered with
+     * its true value, so the planner is not penalised for copying an actor's wrong RESULT (the actor
+     * still trains on every episode).
+     */
+    plannerCredit: z.enum(['outcome', 'correct-results']).default('outcome'),
     barrierTimeoutSec: seconds(1800),
     rolloutTimeoutSec: seconds(1800),
     fallbackOnTimeout: z.boolean().default(true),

@@ -90,6 +90,8 @@ export interface PlanActEpisodeInput {
   /** Seeds every generation of the episode (see src/planact/sampling-seed.ts); absent = unseeded. */
   seed?: number;
   timeouts: RunConfig['timeouts'];
+  /** rollout.plannerCredit correct-results (absent: outcome, as episodes recorded before it). */
+  plannerCredit?: 'correct-results';
 }
 
 export interface PlanActEpisodeResult extends PlanActEpisodeDigest {
@@ -113,6 +115,8 @@ export interface PlanActEpisodeDigest {
   failure?: EpisodeFailure;
   turns: TurnDigest[];
   metrics: EpisodeRunMetrics;
+  /** rollout.plannerCredit correct-results: an actor's RESULT was wrong, so the planner's samples were left out. */
+  plannerNotTrained?: true;
 }
 
 /** One row per episode in a rollout summary: enough to spot which problems failed and why. */
@@ -124,6 +128,8 @@ export interface EpisodeRow {
   reward: number;
   answer: string | null;
   failure?: string;
+  /** rollout.plannerCredit correct-results: the planner's samples of this episode were left out. */
+  plannerNotTrained?: true;
 }
 
 export type RolloutMode = 'shared' | 'dual' | 'single';

@@ -154,6 +154,8 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
     ...(rl.useKlLoss && refLogprobs ? { refLogprobs } : {}),
     ...(prox && correction !== 'none' ? { offPolicy: { prox, mode: correction, cap: rl.async!.isCap } } : {}),
     ...(opts.objective === 'rft' ? { objective: 'rft' as const } : {}),
+    // Absent in configs recorded before the key.
+    ...(rl.advantageNorm === 'role' ? { advantageNorm: 'role' as const } : {}),
   });
   const { batch, stats } = built;
   const rows = batch.tokens.length;

@@ -70,6 +70,8 @@ export interface PgBatchOptions extends AdvantageOptions {
    * so the clipped loss fits the correct episodes (RAFT++); the others are left out (rejected).
    */
   objective?: 'grpo' | 'rft';
+  /** rl.advantageNorm role: each role's advantages from its own samples' episodes. */
+  advantageNorm?: 'episode' | 'role';
 }
 
 export interface PgBatchResult {
@@ -142,6 +144,19 @@ export function groupAdvantages(samples: readonly Sample[], opts: AdvantageOptio
   };
 }
 
+/** rl.advantageNorm role: per role, the advantages its samples' episodes get among the group's episodes that have that role's samples. */
+function roleAdvantages(samples: readonly Sample[], opts: PgBatchOptions): Map<string, Map<string, number>> {
+  const roles = [...new Set(samples.map((s) => s.metadata.role))];
+  return new Map(
+    roles.map((role) => {
+      const rows = samples.flatMap((s, i) => (s.metadata.role === role ? [i] : []));
+      // The KL penalty's reference logprobs are indexed like the samples: take the role's rows.
+      const kl = opts.klInReward ? { klInReward: { ...opts.klInReward, refLogprobs: rows.map((i) => opts.klInReward!.refLogprobs[i]) } } : {};
+      return [role, groupAdvantages(rows.map((i) => samples[i]!), { ...opts, ...kl }).advantages];
+    }),
+  );
+}
+
 /**
  * The policy-gradient batch: one row per sample, prompt then response. Per-token arrays follow
  * trainStep's alignment (entry t concerns predicting tokens[t]), so the prompt part is zeros.
@@ -149,6 +164,7 @@ export function groupAdvantages(samples: readonly Sample[], opts: AdvantageOptio
  */
 export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): PgBatchResult {
   const stats = groupAdvantages(samples, opts);
+  const byRole = opts.advantageNorm === 'role' ? roleAdvantages(samples, opts) : undefined;
   const batch: TrainBatch = { tokens: [], lossMask: [], advantages: [], oldLogprobs: [] };
   if (opts.refLogprobs) batch.refLogprobs = [];
   const rft = opts.objective === 'rft';
@@ -192,7 +208,7 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
         if (w.capped[j]) weighed.capped++;
       });
     } else batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
-    const groupAdv = rft ? 1 : (stats.advantages.get(s.metadata.episodeId) as number);
+    const groupAdv = rft ? 1 : ((byRole?.get(s.metadata.role) ?? stats.advantages).get(s.metadata.episodeId) as number);
     if (batch.tokenAdvantages) {
       const own = s.tokenAdvantages;
       if (own && own.length !== s.responseTokens.length) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has ${own.length} token advantages for ${s.responseTokens.length} response tokens`);

@@ -4,9 +4,13 @@ import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfig } from '../../src/config/schema';
 
 /** A complete config as a history recorded it, with the named keys deleted (as older code never wrote them). */
-function recordedWithout(cfg: RunConfig, keys: Array<[section: 'tree' | 'horizon', key: string]>): RunConfig {
-  const copy = JSON.parse(JSON.stringify(cfg)) as Record<string, Record<string, unknown>>;
-  for (const [section, key] of keys) delete copy[section]![key];
+function recordedWithout(cfg: RunConfig, keys: Array<[section: string, key: string]>): RunConfig {
+  const copy = JSON.parse(JSON.stringify(cfg)) as Record<string, unknown>;
+  for (const [section, key] of keys) {
+    // section may be nested: 'task.rl'.
+    const holder = section.split('.').reduce((o, k) => (o as Record<string, unknown>)[k], copy as unknown) as Record<string, unknown>;
+    delete holder[key];
+  }
   return copy as unknown as RunConfig;
 }
 
@@ -34,14 +38,9 @@ test('issue 24 keys: a config recorded before them splits whole expressions, has
   expect(cfg.task.split).toBe('subproblem');
   expect(cfg.task.rl.testProblems).toBe(256);
   expect(cfg.compare.sftBudget).toEqual({ sequences: 12_800 });
-  const copy = JSON.parse(JSON.stringify(cfg)) as { task: Record<string, unknown> & { rl: Record<string, unknown> }; eval: Record<string, unknown>; compare: Record<string, unknown> };
-  delete copy.task.split;
-  delete copy.task.rl.testProblems;
-  delete copy.eval.passAtK;
-  delete copy.compare.sftBudget;
-  delete copy.compare.rft;
-  delete copy.compare.filteredSft;
-  const old = withRecordedDefaults(copy as unknown as RunConfig);
+  const old = withRecordedDefaults(
+    recordedWithout(cfg, [['task', 'split'], ['task.rl', 'testProblems'], ['eval', 'passAtK'], ['compare', 'sftBudget'], ['compare', 'rft'], ['compare', 'filteredSft']]),
+  );
   expect(old.task.split).toBe('expression');
   expect(old.task.rl.testProblems).toBe(0);
   expect(old.eval.passAtK).toBe(0);

@@ -161,3 +161,19 @@ describe('buildPgBatch objective rft (compare.rft)', () => {
     expect(batch.advantages).toEqual([1]);
   });
 });
+
+describe('rl.advantageNorm role', () => {
+  const role = (s: Sample, r: 'planner' | 'actor'): Sample => ({ ...s, metadata: { ...s.metadata, role: r } });
+  it('normalises each role over the episodes that have its samples', () => {
+    // Episode c's plan failed before any act: it has a planner sample and no actor sample.
+    const samples = [role(sample('a', 'g', 1), 'planner'), role(sample('a', 'g', 1), 'actor'), role(sample('b', 'g', 0), 'planner'), role(sample('b', 'g', 0), 'actor'), role(sample('c', 'g', 0), 'planner')];
+    const perEpisode = buildPgBatch(samples, { ...GRPO, maxSeq: 64 }).batch.advantages!;
+    const perRole = buildPgBatch(samples, { ...GRPO, maxSeq: 64, advantageNorm: 'role' }).batch.advantages!;
+    // Planner: the same three episodes either way.
+    expect([perRole[0], perRole[2], perRole[4]]).toEqual([perEpisode[0], perEpisode[2], perEpisode[4]]);
+    // Actor: among a and b only (scores 1, 0: ±0.5 / (sd √0.5 + ε)), not among a, b, c.
+    expect(perRole[1]).toBeCloseTo(0.707105781188, 9);
+    expect(perRole[3]).toBeCloseTo(-0.707105781188, 9);
+    expect(perEpisode[1]).not.toBeCloseTo(perRole[1]!, 3);
+  });
+});

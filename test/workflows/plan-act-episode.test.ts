@@ -77,6 +77,29 @@ async function samplesOf(set: SampleSetRef | undefined): Promise<Sample[]> {
 }
 
 describe('planActEpisode', () => {
+  it('with plannerCredit correct-results, an episode whose actor answered an act wrongly trains the actor and not the planner', async () => {
+    // The actor of 17+25 answers a wrong value after its calculator call. (The scripted planner plans
+    // from the expression, not from the RESULT lines, so here the episode still answers right.)
+    scripts.set('17+25', (input) => (input.role === 'actor' && input.prompt.includes('<result>') ? { text: '41', finishReason: 'eos' } : undefined));
+    try {
+      const wrong = (await runEpisode(episodeInput('17+25+8', { plannerCredit: 'correct-results' }))).result;
+      expect(wrong.turns[0]!.acts.find((a) => a.expression === '17+25')?.result).toBe('41');
+      expect(wrong.plannerNotTrained).toBe(true);
+      expect(wrong.samples.planner).toBeUndefined();
+      expect((await samplesOf(wrong.samples.actor)).length).toBeGreaterThan(0);
+      // Without the option the same episode trains the planner on its outcome.
+      const outcome = (await runEpisode(episodeInput('17+25+8'))).result;
+      expect(outcome.plannerNotTrained).toBeUndefined();
+      expect((await samplesOf(outcome.samples.planner)).length).toBeGreaterThan(0);
+      // An episode whose results were all right trains the planner either way.
+      const right = (await runEpisode(episodeInput('3+4+5', { plannerCredit: 'correct-results' }))).result;
+      expect(right.reward).toBe(1);
+      expect((await samplesOf(right.samples.planner)).length).toBeGreaterThan(0);
+    } finally {
+      scripts.delete('17+25');
+    }
+  });
+
   it('runs concurrent acts that overlap in time, writes the reward on every sample and keeps the history readable', async () => {
     const { handle, result } = await runEpisode(episodeInput('12+34+56+78'));
 
