@@ -89,7 +89,10 @@ export interface EvaluateHorizonsInput extends Omit<HorizonEvalOptions, 'onEpiso
 }
 
 export interface EvaluateEpisodesInput extends Omit<EpisodeAccuracyOptions, 'onEpisode'> {
+  /** The policy that plays both roles, or the planner when actorWeights is given. */
   weights: WeightsInfo;
+  /** Dual mode's joint evaluation: the actor plays with these weights, the planner with `weights`. */
+  actorWeights?: WeightsInfo;
 }
 
 /** Keeps a long activity visibly alive while it awaits the engine. */
@@ -239,9 +242,10 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     /** End-to-end accuracy on held-out problems of a distribution, greedy and sampled (how RL is judged). */
     async evaluateEpisodes(input: EvaluateEpisodesInput): Promise<EpisodeAccuracyReport> {
       const engine = await engines.get(input.weights);
+      const actor = input.actorWeights ? await engines.get(input.actorWeights) : engine;
       let done = 0;
-      const { weights: _weights, ...opts } = input;
-      const work = evaluateEpisodeAccuracy(engine, { ...opts, onEpisode: () => (done += 1) });
+      const { weights: _weights, actorWeights: _actor, ...opts } = input;
+      const work = evaluateEpisodeAccuracy({ planner: engine, actor }, { ...opts, onEpisode: () => (done += 1) });
       return withHeartbeat(work, () => ({ episodesDone: done }));
     },
 

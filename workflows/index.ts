@@ -9,3 +9,4 @@ export { treeRollout } from './tree-rollout';
 export { agentRollout } from './agent-rollout';
 export { horizonRollout } from './horizon-rollout';
 export { horizonEpisode } from './horizon-episode';
+export { jointEvaluation } from './joint-evaluation';

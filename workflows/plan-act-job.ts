@@ -316,7 +316,8 @@ async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
   return cfg;
 }
 
-async function readConfig(input: PlanActJobInput): Promise<RunConfig> {
+/** A job's config: its file (read by an activity, recorded once) or its inline config, resolved. */
+export async function readConfig(input: Pick<PlanActJobInput, 'config' | 'configFile'>): Promise<RunConfig> {
   if (input.configFile !== undefined) {
     // The file lives with the workers; its parsed content goes into the history, so replays and
     // continue-as-new never read it again.

@@ -10,6 +10,7 @@ import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { PolicyRef } from '../src/contracts/weights';
 import type { RlEvalPoint } from '../src/contracts/training-run';
 import type { WeightsInfo } from '../src/contracts/weights';
+import type { EvaluateEpisodesInput } from '../activities/inference';
 import { AgentCommandSchema } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
 import { agentRollout } from './agent-rollout';
@@ -60,20 +61,23 @@ export interface RolloutKind {
 
 const sampledAtRlTemperature = (cfg: RunConfig) => (cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {});
 
+/** The evaluateEpisodes input of a run config: its held-out problems, episode limits and sampling. */
+export const episodeEvaluation = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): EvaluateEpisodesInput => ({
+  weights,
+  seed: cfg.seed,
+  problems: target?.part === 'test' ? cfg.task.rl.testProblems : cfg.task.rl.evalProblems,
+  difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
+  limits: episodeLimits(cfg),
+  maxNewTokens: cfg.eval.maxNewTokens,
+  ...sampledAtRlTemperature(cfg),
+  scheme: cfg.task.split,
+  part: target?.part ?? 'validation',
+  ...(target?.samplesPerProblem ? { samplesPerProblem: target.samplesPerProblem } : {}),
+});
+
 /** Whole arithmetic episodes on held-out problems of the RL distribution. */
 const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation> =>
-  activityProxies(cfg.timeouts).inference.evaluateEpisodes({
-    weights,
-    seed: cfg.seed,
-    problems: target?.part === 'test' ? cfg.task.rl.testProblems : cfg.task.rl.evalProblems,
-    difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
-    limits: episodeLimits(cfg),
-    maxNewTokens: cfg.eval.maxNewTokens,
-    ...sampledAtRlTemperature(cfg),
-    scheme: cfg.task.split,
-    part: target?.part ?? 'validation',
-    ...(target?.samplesPerProblem ? { samplesPerProblem: target.samplesPerProblem } : {}),
-  });
+  activityProxies(cfg.timeouts).inference.evaluateEpisodes(episodeEvaluation(cfg, weights, target));
 
 const noBatches = (kind: string, how: string) => (cfg: RunConfig): RolloutRefusal | undefined =>
   cfg.rl.dynamicSampling.enabled ? { path: 'rl.dynamicSampling.enabled', message: `dynamic sampling draws more Plan/Act batches; a ${kind} rollout ${how}` } : undefined;

@@ -59,7 +59,12 @@ function heldOutProblems(opts: EpisodeAccuracyOptions): ArithProblem[] {
   return drawProblems({ seed, count: opts.problems, scheme, part, difficulty: opts.difficulty, distinct: scheme === 'subproblem' });
 }
 
-export async function evaluateEpisodeAccuracy(engine: CompletionSource, opts: EpisodeAccuracyOptions): Promise<EpisodeAccuracyReport> {
+/**
+ * One engine plays both roles, or (dual mode's joint evaluation) each role its own. The batcher of
+ * one engine serves the concurrent episodes' requests together either way.
+ */
+export async function evaluateEpisodeAccuracy(engines: CompletionSource | Record<'planner' | 'actor', CompletionSource>, opts: EpisodeAccuracyOptions): Promise<EpisodeAccuracyReport> {
+  const engineOf = (role: 'planner' | 'actor'): CompletionSource => ('complete' in engines ? engines : engines[role]);
   const problems = heldOutProblems(opts);
   const limits = resolveLimits({ ...opts.limits, plannerMaxNewTokens: opts.maxNewTokens, actorMaxNewTokens: opts.maxNewTokens });
   const samples = Math.max(1, opts.samplesPerProblem ?? 1);
@@ -71,7 +76,7 @@ export async function evaluateEpisodeAccuracy(engine: CompletionSource, opts: Ep
         const params: SamplingParams = sampling
           ? { maxNewTokens: meta.maxNewTokens, temperature: sampling.temperature, topP: sampling.topP, stop: meta.stop, seed: generationSeed(seed, role, meta) }
           : { maxNewTokens: meta.maxNewTokens, temperature: 0, topP: 1, stop: meta.stop };
-        const c = await engine.complete(prompt, params);
+        const c = await engineOf(role).complete(prompt, params);
         return { text: c.text, finishReason: c.finishReason };
       },
       calc: async (expression) => calc(expression),
