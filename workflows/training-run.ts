@@ -453,7 +453,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     await baselineLine(`SFT + ${state.rft.steps} RFT steps`, state.rft.eval);
     await save();
   }
-  if (rlSteps > 0 && cfg.task.rl.testProblems > 0) {
+  // Arithmetic only: grid layouts have no test split apart from validation (the comparison stays on validation there).
+  if (rlSteps > 0 && cfg.task.kind === 'arith' && cfg.task.rl.testProblems > 0) {
     progress.phase = 'test';
     const test = (state.test ??= {});
     const rlWeights = await publish();

@@ -30,8 +30,19 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     if (Array.isArray(initial) && initial.length !== result.data.rl.promptsPerStep) {
       throw new ConfigError(source, [{ path: 'tree.initialRollouts', message: `one number per prompt: ${initial.length} given, rl.promptsPerStep is ${result.data.rl.promptsPerStep}` }]);
     }
-    checkGrid(result.data, source);
-    return result.data;
+    const d = result.data;
+    const planActShared = d.rollout.kind === 'plan-act' && d.rollout.mode === 'shared';
+    if (d.rl.advantageNorm === 'role' && !planActShared) {
+      throw new ConfigError(source, [{ path: 'rl.advantageNorm', message: `per-role normalisation changes advantages only where one batch holds both roles: rollout.kind plan-act in shared mode (this config has kind ${d.rollout.kind}, mode ${d.rollout.mode}; a dual-mode job trains one role already)` }]);
+    }
+    if (d.rollout.plannerCredit !== 'outcome' && d.rollout.kind !== 'plan-act') {
+      throw new ConfigError(source, [{ path: 'rollout.plannerCredit', message: `planner credit applies to Plan/Act episodes (rollout.kind plan-act; this config has ${d.rollout.kind})` }]);
+    }
+    if (d.task.kind === 'arith' && d.task.split === 'expression' && d.task.rl.testProblems > 0) {
+      throw new ConfigError(source, [{ path: 'task.rl.testProblems', message: 'with task.split expression, test and validation problems come from one held-out pool and may overlap; use task.split: subproblem, or task.rl.testProblems: 0' }]);
+    }
+    checkGrid(d, source);
+    return d;
   }
   throw new ConfigError(
     source,

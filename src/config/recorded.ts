@@ -13,13 +13,20 @@ export function withRecordedDefaults(cfg: RunConfig): RunConfig {
   const horizon = cfg.horizon as Partial<NonNullable<RunConfig['horizon']>> | undefined;
   // Absent in configs recorded before issue 24: whole-expression splits, no test evaluation, no
   // pass@k, and the more-SFT baseline budgeted by RL's wall time.
-  const task = cfg.task as Partial<RunConfig['task']> & { rl: Partial<RunConfig['task']['rl']> };
+  const task = cfg.task as Partial<RunConfig['task']> & { rl?: Partial<RunConfig['task']['rl']> };
   const evalCfg = cfg.eval as Partial<RunConfig['eval']>;
   const compare = cfg.compare as Partial<RunConfig['compare']>;
+  // Grid runs use none of the arithmetic keys (and their config checks refuse values other than
+  // the defaults, which a continue-as-new would carry): they stay as recorded.
+  const arith = task.kind !== 'grid';
   return {
     ...cfg,
-    task: { ...task, split: task.split ?? 'expression', rl: { ...task.rl, testProblems: task.rl.testProblems ?? 0 } } as RunConfig['task'],
-    eval: { ...evalCfg, passAtK: evalCfg.passAtK ?? 0 } as RunConfig['eval'],
+    ...(arith
+      ? {
+          task: { ...task, split: task.split ?? 'expression', rl: { ...task.rl, testProblems: task.rl?.testProblems ?? 0 } } as RunConfig['task'],
+          eval: { ...evalCfg, passAtK: evalCfg.passAtK ?? 0 } as RunConfig['eval'],
+        }
+      : {}),
     compare: { ...compare, filteredSft: compare.filteredSft ?? false, rft: compare.rft ?? false, sftBudget: compare.sftBudget ?? 'rl-wall-time' } as RunConfig['compare'],
     ...(tree ? { tree: { ...tree, segmentTokens: tree.segmentTokens ?? 0, expandFromRoot: tree.expandFromRoot ?? true } as RunConfig['tree'] } : {}),
     ...(horizon ? { horizon: { ...horizon, groupBy: horizon.groupBy ?? 'layout' } as NonNullable<RunConfig['horizon']> } : {}),

@@ -88,7 +88,7 @@ export interface RlEvalPoint {
  * An SFT baseline from the checkpoint RL started from (compare.moreSft, compare.filteredSft): SFT
  * steps trained in its budget (compare.sftBudget) and the seconds they took.
  */
-export interface MoreSftBaseline {
+export interface SftBaseline {
   steps: number;
   /** Demonstrations trained (steps x sft.batchSize); absent in runs recorded before fixed budgets. */
   sequences?: number;
@@ -198,8 +198,8 @@ export interface RunState {
   rlEvals?: RlEvalPoint[];
   /** RL wall time so far (publish + rollout + train), the more-SFT baseline's budget. */
   rlSeconds?: number;
-  moreSft?: MoreSftBaseline;
-  filteredSft?: MoreSftBaseline;
+  moreSft?: SftBaseline;
+  filteredSft?: SftBaseline;
   rft?: RftBaseline;
   /** compare.rft in progress (a resumed run goes on from its last step). */
   rftProgress?: RftProgress;

@@ -41,6 +41,22 @@ export function fnv1a32(text: string): number {
   return h >>> 0;
 }
 
+/**
+ * A uniform hash of a text in [0, 1): FNV-1a scrambled by murmur3's finaliser. FNV-1a alone is not
+ * fit for `% n`: its lowest bit is the parity of the characters' lowest bits (an odd-sum 1+2 and an
+ * even-sum 1+3 always land apart), and its low bits stay weak; the finaliser spreads every input bit
+ * over the whole word.
+ */
+export function uniformHash(text: string): number {
+  let h = fnv1a32(text);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 2 ** 32;
+}
+
 /** Derives an independent stream seed, so sub-generators do not share (and correlate) a sequence. */
 export function deriveSeed(seed: number, label: string): number {
   return fnv1a32(`${seed >>> 0}:${label}`);

@@ -50,7 +50,7 @@ export interface ToolUse {
   acts: number;
   /** Share of them whose actor called the calculator. */
   actToolRate: number;
-  /** Accuracy of the episodes in which every act called the calculator, and of the others. */
+  /** Accuracy of the episodes in which every act called the calculator, and of those with an act that did not (episodes without acts: neither). */
   everyActUsedTool: Accuracy;
   someActWithoutTool: Accuracy;
 }

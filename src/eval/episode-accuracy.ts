@@ -106,11 +106,15 @@ export async function evaluateEpisodeAccuracy(engines: CompletionSource | Record
 }
 
 
-/** Tool use of greedy episodes: acts that called the calculator, and accuracy split by whether every act did. */
+/**
+ * Tool use of greedy episodes: acts that called the calculator, and accuracy split by whether every
+ * act did; episodes with no act (a plan that failed or answered at once) are in neither.
+ */
 function toolUse(episodes: readonly EpisodeResult[]): ToolUse {
   const acts = episodes.flatMap((e) => e.turns.flatMap((t) => t.acts));
-  const allTool = episodes.filter((e) => e.turns.some((t) => t.acts.length > 0) && e.turns.every((t) => t.acts.every((a) => a.toolCalls > 0)));
-  const others = episodes.filter((e) => !allTool.includes(e));
+  const withActs = episodes.filter((e) => e.turns.some((t) => t.acts.length > 0));
+  const allTool = withActs.filter((e) => e.turns.every((t) => t.acts.every((a) => a.toolCalls > 0)));
+  const others = withActs.filter((e) => !allTool.includes(e));
   return {
     acts: acts.length,
     actToolRate: acts.length === 0 ? 0 : acts.filter((a) => a.toolCalls > 0).length / acts.length,

@@ -21,7 +21,9 @@ export function actorResultsCorrect(turns: readonly Pick<TurnRecord, 'acts'>[], 
         // An act the calculator cannot read is a malformed plan: the planner's own decision.
         continue;
       }
-      if (Number(act.result.trim()) !== truth) return false;
+      // Only a plain integer can be right ('' or '4 2' would read as numbers in Number()).
+      const answer = act.result.trim();
+      if (!/^-?\d+$/.test(answer) || Number(answer) !== truth) return false;
     }
   }
   return true;

@@ -162,3 +162,25 @@ describe('run config', () => {
     expect({ ...planReward, experiment: layoutGroups.experiment, horizon: { ...planReward.horizon, usePlanReward: false } }).toEqual(layoutGroups);
   });
 });
+
+describe('issue 24 keys refuse what they cannot do, naming the field', () => {
+  const refused = (raw: Record<string, unknown>, field: string) => {
+    try {
+      parseRunConfig(raw);
+    } catch (err) {
+      expect((err as ConfigError).problems.map((p) => p.path)).toContain(field);
+      return;
+    }
+    throw new Error(`expected ${field} to be refused`);
+  };
+  it('rl.advantageNorm role only in shared Plan/Act, rollout.plannerCredit only in Plan/Act', () => {
+    refused({ rl: { advantageNorm: 'role' }, rollout: { kind: 'standard' } }, 'rl.advantageNorm');
+    refused({ rl: { advantageNorm: 'role' }, rollout: { mode: 'dual' } }, 'rl.advantageNorm');
+    refused({ rollout: { kind: 'tree', plannerCredit: 'correct-results' }, rl: { groupSize: 4 } }, 'rollout.plannerCredit');
+    expect(parseRunConfig({ rl: { advantageNorm: 'role' }, rollout: { plannerCredit: 'correct-results' } }).rl.advantageNorm).toBe('role');
+  });
+  it('a test split needs the sub-problem split', () => {
+    refused({ task: { split: 'expression' } }, 'task.rl.testProblems');
+    expect(parseRunConfig({ task: { split: 'expression', rl: { testProblems: 0 } } }).task.split).toBe('expression');
+  });
+});

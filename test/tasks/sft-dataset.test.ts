@@ -50,7 +50,7 @@ test('filter tool-using keeps every planner demonstration and only the acts that
 
 test('task.split subproblem: SFT demonstrations come from the sft part only; expression keeps the old training split', async () => {
   const problemsOf = async (split: 'subproblem' | 'expression') => {
-    const { examples } = await dataset({ trainProblems: 30, split });
+    const { examples } = await dataset({ trainProblems: 30, split, rl: { testProblems: split === 'expression' ? 0 : 256 } });
     const tokenizer = loadTokenizer();
     return examples.filter((e) => e.role === 'planner').map((e) => /Compute: (\S+)/.exec(tokenizer.decode(e.tokens))?.[1] ?? '');
   };

@@ -1,5 +1,5 @@
 /** task.split subproblem: no act of a test or validation problem is ever demonstrated or trained on. */
-import { actKey, actPart, drawProblems, generateProblems, problemActs, problemPart, type ProblemPart } from '../../src/tasks/arith';
+import { actKey, actPart, drawProblems, generateProblems, problemActs, problemFromExpression, problemPart, type ProblemPart } from '../../src/tasks/arith';
 import { parseRunConfig } from '../../src/config/parse';
 
 const difficulty = parseRunConfig({}).task.difficulty;
@@ -55,4 +55,30 @@ test('task.split expression draws exactly what the whole-expression split always
   expect(drawProblems({ seed: 9, count: 50, scheme: 'expression', part: 'rl', difficulty })).toEqual(old);
   expect(drawProblems({ seed: 9, count: 50, scheme: 'expression', part: 'sft', difficulty })).toEqual(old);
   expect(drawProblems({ seed: 9, count: 50, scheme: 'expression', part: 'test', difficulty })).toEqual(generateProblems({ seed: 9, count: 50, split: 'heldout', difficulty }));
+});
+
+test('the parts are random with respect to the operands: no parity or digit pattern decides them', () => {
+  // Every one- and two-digit sum a+b (a <= b): the share of test acts and of sft problems must not
+  // depend on how many odd digits the expression has (FNV-1a's lowest bit is exactly that parity,
+  // so '% 2' of it alone put every 1+3 on one side and every 1+2 on the other).
+  const byParity = { even: { acts: 0, test: 0, problems: 0, sft: 0 }, odd: { acts: 0, test: 0, problems: 0, sft: 0 } };
+  for (let a = 0; a < 100; a++) {
+    for (let b = a; b < 100; b++) {
+      const oddDigits = [...`${a}${b}`].filter((d) => Number(d) % 2 === 1).length;
+      const side = oddDigits % 2 === 0 ? byParity.even : byParity.odd;
+      side.acts++;
+      if (actPart(`${a}+${b}`) === 'test') side.test++;
+      const part = problemPart(problemFromExpression(`${a}+${b}`));
+      if (part === 'sft' || part === 'rl') {
+        side.problems++;
+        if (part === 'sft') side.sft++;
+      }
+    }
+  }
+  for (const side of [byParity.even, byParity.odd]) {
+    expect(side.test / side.acts).toBeGreaterThan(0.08);
+    expect(side.test / side.acts).toBeLessThan(0.12);
+    expect(side.sft / side.problems).toBeGreaterThan(0.45);
+    expect(side.sft / side.problems).toBeLessThan(0.55);
+  }
 });

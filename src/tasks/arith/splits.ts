@@ -13,7 +13,7 @@
  *    ('heldout', splitOf in problem.ts); SFT and RL draw from one 'train' split, validation and test
  *    from 'heldout' with different seeds. Acts are shared across the split.
  */
-import { fnv1a32, mulberry32, pick, randInt, type Rng } from '../../domain/rng';
+import { mulberry32, pick, randInt, uniformHash, type Rng } from '../../domain/rng';
 import { ArithDifficultyError, validateDifficulty, type ArithDifficulty } from './difficulty';
 import { oraclePlan } from './oracle';
 import { generateProblem, generateProblems, makeProblem, randomTerm, signedProducts, withinCalcLimits, type ArithProblem } from './problem';
@@ -41,9 +41,9 @@ export function actKey(expression: string): string {
 export type ActPart = 'train' | 'validation' | 'test';
 
 export function actPart(expression: string): ActPart {
-  const h = fnv1a32(`act:${actKey(expression)}`) % 100;
-  if (h < VALIDATION_ACT_PERCENT) return 'validation';
-  if (h < VALIDATION_ACT_PERCENT + TEST_ACT_PERCENT) return 'test';
+  const u = uniformHash(`act:${actKey(expression)}`) * 100;
+  if (u < VALIDATION_ACT_PERCENT) return 'validation';
+  if (u < VALIDATION_ACT_PERCENT + TEST_ACT_PERCENT) return 'test';
   return 'train';
 }
 
@@ -58,7 +58,7 @@ export function problemPart(problem: ArithProblem): ProblemPart | undefined {
   if (parts.size !== 1) return undefined;
   const [part] = parts as unknown as [ActPart];
   if (part !== 'train') return part;
-  return fnv1a32(`sft-rl:${problem.expression}`) % 2 === 0 ? 'sft' : 'rl';
+  return uniformHash(`sft-rl:${problem.expression}`) < 0.5 ? 'sft' : 'rl';
 }
 
 export interface DrawProblemsOptions {
