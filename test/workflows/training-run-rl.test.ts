@@ -157,7 +157,7 @@ describe('trainingRun with an RL phase', () => {
   });
 
   it('with compare.moreSft, gives the RL start the same wall time of more SFT and evaluates it', async () => {
-    const { workflowId, handle } = await ctx.startTrainingRun('rl-compare', { ...tinyRlConfig({ steps: 1 }), compare: { moreSft: true } });
+    const { workflowId, handle } = await ctx.startTrainingRun('rl-compare', { ...tinyRlConfig({ steps: 1 }), compare: { moreSft: true, sftBudget: 'rl-wall-time' } });
     const result = (await handle.result()) as TrainingRunResult;
     const c = result.comparison!;
     expect(c.moreSft).toBeDefined();
