@@ -11,6 +11,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
 import type { RunState } from '../src/contracts/training-run';
+import type { SessionRecord } from '../src/contracts/rollout-record';
 import { formatMetricsLine, metricsLineKey, parseMetricsJsonl, renderCurvesPng, type MetricsLine } from '../src/report';
 import { names, runKey } from './names';
 
@@ -54,6 +55,11 @@ export function createRunRecordActivities({ store, runsDir }: { store: BlobStore
       const ref = await store.getName(names.runState(input.runId));
       if (!ref) throw ApplicationFailure.nonRetryable(`no saved state for run '${input.runId}': nothing to resume`, 'BadInputError');
       return getJson<RunState>(store, ref);
+    },
+
+    /** A dual-mode session's sample sets of both roles, for the rollout viewer (named once; a retry writes the same bytes). */
+    async recordSession(record: SessionRecord): Promise<void> {
+      await store.nameIfAbsent(names.sessionRecord(record.sessionId), await putJson(store, record, 'session-record'));
     },
 
     /** Appends the lines whose keys the file does not hold yet; returns the file's path. */

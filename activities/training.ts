@@ -4,8 +4,9 @@
  * so no checkpoint is written twice, and content addressing means no bytes are stored twice.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { BlobRef } from '../src/domain/types';
-import { getJson, onceByName, type BlobStore } from '../src/store/blob-store';
+import type { BlobRef, Sample } from '../src/domain/types';
+import { getJson, onceByName, putJson, type BlobStore } from '../src/store/blob-store';
+import type { RolloutRecord, SampleCredit } from '../src/contracts/rollout-record';
 import { initTfBackend } from '../src/model/backend';
 import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/model/checkpoint';
 import { initWeights } from '../src/model/init';
@@ -66,7 +67,30 @@ export interface TrainGrpoInput {
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
-export type TrainGrpoOutput = Omit<GrpoUpdateResult, 'checkpoint'> & { checkpoint: CheckpointInfo };
+export type TrainGrpoOutput = Omit<GrpoUpdateResult, 'checkpoint' | 'perSample'> & { checkpoint: CheckpointInfo };
+
+/**
+ * What the update trained on, for the rollout viewer (src/contracts/rollout-record.ts): the sample
+ * sets and each sample's advantage and status. Named once per step; a retry writes the same bytes.
+ */
+async function writeRolloutRecord(store: BlobStore, input: TrainGrpoInput, all: readonly Sample[], kept: (s: Sample) => boolean, perSample: readonly SampleCredit[]): Promise<void> {
+  let next = 0;
+  const credit = all.map((s) => (kept(s) ? perSample[next++]! : { advantage: 0, status: 'not-kept' as const }));
+  const record: RolloutRecord = {
+    version: 1,
+    runId: input.runId,
+    step: input.step,
+    policyVersion: input.policyVersion ?? Math.max(0, ...all.map((s) => s.metadata.weightVersion)),
+    policyVersionKnown: input.policyVersion !== undefined,
+    objective: input.objective ?? 'grpo',
+    sets: input.samples,
+    credit,
+    ...(input.keepGroups ? { keepGroups: input.keepGroups } : {}),
+    normAdvByStd: input.rl.normAdvByStd,
+    advantageNorm: input.rl.advantageNorm,
+  };
+  await store.nameIfAbsent(names.rolloutRecord(input.runId, input.step), await putJson(store, record, 'rollout-record'));
+}
 
 /** Rows per forward/backward pass of an RL update; bounds memory on large rollouts. */
 const GRPO_MICRO_BATCH_ROWS = 16;
@@ -146,7 +170,8 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         const reference = needsReference && input.reference ? decodeCheckpoint(await store.get(input.reference.ref)) : undefined;
         const all = (await Promise.all(input.samples.map((s) => readSamples(store, s.ref)))).flat();
         const keep = input.keepGroups ? new Set(input.keepGroups) : undefined;
-        const samples = keep ? all.filter((s) => s.metadata.groupId !== undefined && keep.has(s.metadata.groupId)) : all;
+        const kept = (s: Sample) => !keep || (s.metadata.groupId !== undefined && keep.has(s.metadata.groupId));
+        const samples = all.filter(kept);
         ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
         const r = await runGrpoUpdate(ckpt, samples, {
           rl: input.rl,
@@ -165,7 +190,9 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
             if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
           },
         });
-        return { ...r, checkpoint: await saveCheckpoint(input.runId, r.checkpoint) };
+        const { perSample, ...numbers } = r;
+        await writeRolloutRecord(store, input, all, kept, perSample);
+        return { ...numbers, checkpoint: await saveCheckpoint(input.runId, r.checkpoint) };
       });
     },
 

@@ -55,6 +55,16 @@ if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && command -v apt-ge
   apt-get update -qq && apt-get install -y -qq fonts-dejavu-core >/dev/null
 fi
 
+# The rollout viewer's browser tests drive Debian's chromium with playwright-core (test/helpers/browser.ts).
+if ! command -v chromium >/dev/null && [ -z "${DURABLE_RL_CHROMIUM:-}" ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "[setup] installing Debian's chromium for the viewer's browser tests (one time)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "[setup] no chromium: the viewer's browser tests need Debian's chromium (apt-get install chromium) or DURABLE_RL_CHROMIUM=<path>" >&2
+  fi
+fi
+
 bash scripts/setup-python.sh
 
 echo "[setup] building TypeScript and the workflow bundle"

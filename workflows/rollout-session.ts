@@ -25,7 +25,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   allHandlersFinished,
+  patched,
 } from '@temporalio/workflow';
+import { activityProxies } from './activity-proxies';
 import type { RunConfig } from '../src/config/schema';
 import { errorMessage } from '../src/planact/error-message';
 import { withDeadline, workflowNow } from './common';
@@ -66,6 +68,7 @@ export async function rolloutSession(input: RolloutSessionInput): Promise<Rollou
   const arrivals: Partial<Record<PlanActRoleName, Arrival>> = {};
   const state: RolloutSessionState = { experiment: input.experiment, rolloutId: input.rolloutId, phase: 'waiting', arrivals: {} };
   let summary: RolloutSummary | undefined;
+  let recording: Promise<void> = Promise.resolve();
 
   setHandler(sessionStateQuery, () => state);
   setHandler(
@@ -136,6 +139,13 @@ export async function rolloutSession(input: RolloutSessionInput): Promise<Rollou
         summary = out.run.value;
         const { samples: _refs, ...rest } = summary;
         state.summary = rest;
+        // Both roles' samples in one record for the rollout viewer, written while the jobs are told.
+        if (patched('session-record')) {
+          const jobs = Object.fromEntries(ROLES.map((r) => [r, arrivals[r]!.jobWorkflowId]));
+          recording = activityProxies(cfg.timeouts)
+            .records.recordSession({ version: 1, sessionId: self, rolloutId: input.rolloutId, samples: summary.samples, jobs })
+            .catch((err: unknown) => log.warn('could not write the session record (the viewer will show each role alone)', { error: errorMessage(err) }));
+        }
         const gone = await unreachableJobs('delivering');
         if (gone.length > 0) finish('partner-lost', lostMessage(gone, 'during the episodes'));
         else finish('completed');
@@ -151,6 +161,7 @@ export async function rolloutSession(input: RolloutSessionInput): Promise<Rollou
     await condition(allHandlersFinished);
     if (ROLES.every((r) => !arrivals[r] || state.arrivals[r]!.delivered || state.arrivals[r]!.unreachable)) break;
   }
+  await recording;
   state.phase = 'done';
   log.info('rollout session done', { rolloutId: input.rolloutId, outcome: state.outcome });
   return {

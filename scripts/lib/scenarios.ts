@@ -167,4 +167,8 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     ],
   },
   { name: 'horizon-episode', workflowType: 'horizonEpisode', args: [], workflowId: 'history-horizon-rollout/ep-0', startedByOthers: true },
+  // A dual-mode session after the 'session-record' patch: it writes both roles' samples for the rollout viewer.
+  { name: 'plan-act-dual-recorded-planner', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-dual-recorded', 'dual')), concurrent: true },
+  { name: 'plan-act-dual-recorded-actor', workflowType: 'planActJob', args: planActJob('actor', tinyPlanActConfig('history-dual-recorded', 'dual')) },
+  { name: 'plan-act-dual-recorded-session', workflowType: 'rolloutSession', args: [], workflowId: sessionWorkflowId('history-dual-recorded', 1), startedByOthers: true },
 ];

@@ -13,6 +13,7 @@ import { mixSeed, mulberry32 } from '../model/rng';
 import { sequenceLogprobs, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
 import { stalenessHistogram } from './off-policy';
 import { buildPgBatch } from './grpo';
+import type { SampleCredit } from '../contracts/rollout-record';
 
 export type RlConfig = RunConfig['rl'];
 
@@ -54,6 +55,8 @@ export interface GrpoUpdateOptions {
 
 export interface GrpoUpdateResult {
   checkpoint: Checkpoint;
+  /** Per sample, in input order: its advantage and whether it was trained (for the rollout record, not the history). */
+  perSample: SampleCredit[];
   /** With policyVersion: samples per staleness (versions behind the trained weights). */
   staleness?: Record<string, number>;
   /** With an off-policy correction: trained tokens whose weight the cap changed, and the mean weight. */
@@ -213,6 +216,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
     return {
       // No rows still yields a checkpoint at this step, so step numbering stays dense.
       checkpoint: { config: ckpt.config, weights: model.getWeights(), optimizer: optimizer.getState(), step: opts.step },
+      perSample: built.perSample,
       loss: perStep(acc.loss),
       pgLoss: perStep(acc.pgLoss),
       pgClipFrac,

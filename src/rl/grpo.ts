@@ -6,6 +6,7 @@
  * samples (one per generation: planner and actor turns) share that reward and its advantage,
  * as the tokens of one multi-turn verl response share one.
  */
+import type { SampleCredit } from '../contracts/rollout-record';
 import type { KlKind } from '../config/schema';
 import type { Sample } from '../domain/types';
 import { behaviourWeights, type OffPolicyCorrection } from './off-policy';
@@ -89,6 +90,8 @@ export interface PgBatchResult {
   stats: GroupStats;
   /** With offPolicy: trained tokens whose weight the cap changed, and the mean weight over trained tokens. */
   offPolicy?: { capped: number; meanWeight: number };
+  /** Per input sample, in order: the advantage it got and whether it became a row (the rollout viewer shows both). */
+  perSample: SampleCredit[];
 }
 
 /** Per-episode scores: its reward minus the KL penalty (if any). */
@@ -177,21 +180,28 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
   let skipped = 0;
   let tooLong = 0;
   let rejected = 0;
+  const perSample: SampleCredit[] = [];
   samples.forEach((s, i) => {
+    const groupAdv = rft ? (s.reward > 0 ? 1 : 0) : ((byRole?.get(s.metadata.role) ?? stats.advantages).get(s.metadata.episodeId) as number);
+    const credit = (status: SampleCredit['status']) => perSample.push({ advantage: groupAdv, status });
     if (rft && !(s.reward > 0)) {
       rejected++;
+      credit('rejected');
       return;
     }
     const tokens = [...s.promptTokens, ...s.responseTokens];
     if (tokens.length > opts.maxSeq) {
       tooLong++;
+      credit('too-long');
       return;
     }
     // Entry 0 of a row is never trained (nothing predicts it), hence the position check.
     if (!s.lossMask.some((m, j) => m > 0 && s.promptTokens.length + j >= 1)) {
       skipped++;
+      credit('no-trained-token');
       return;
     }
+    credit('trained');
     const zeros = s.promptTokens.map(() => 0);
     batch.tokens.push(tokens);
     batch.lossMask.push([...zeros, ...s.lossMask]);
@@ -208,7 +218,6 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
         if (w.capped[j]) weighed.capped++;
       });
     } else batch.oldLogprobs!.push([...zeros, ...s.logprobs]);
-    const groupAdv = rft ? 1 : ((byRole?.get(s.metadata.role) ?? stats.advantages).get(s.metadata.episodeId) as number);
     if (batch.tokenAdvantages) {
       const own = s.tokenAdvantages;
       if (own && own.length !== s.responseTokens.length) throw new Error(`sample ${i} (episode ${s.metadata.episodeId}) has ${own.length} token advantages for ${s.responseTokens.length} response tokens`);
@@ -235,6 +244,7 @@ export function buildPgBatch(samples: readonly Sample[], opts: PgBatchOptions): 
     tooLong,
     ...(rft ? { rejected } : {}),
     stats,
+    perSample,
     ...(opts.offPolicy ? { offPolicy: { capped: weighed.capped, meanWeight: weighed.tokens === 0 ? 1 : weighed.sum / weighed.tokens } } : {}),
   };
 }

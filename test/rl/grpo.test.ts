@@ -177,3 +177,27 @@ describe('rl.advantageNorm role', () => {
     expect(perEpisode[1]).not.toBeCloseTo(perRole[1]!, 3);
   });
 });
+
+describe("buildPgBatch's per-sample credit (the rollout record)", () => {
+  it('gives every input sample, in order, its advantage and what became of it', () => {
+    const silent = { ...sample('c', 'g', 0), lossMask: [0, 0, 0] };
+    const long = sample('d', 'g', 0, [1, 2, 3], [4, 5, 6]);
+    const { perSample, batch } = buildPgBatch([sample('a', 'g', 1), sample('b', 'g', 0), silent, long], { maxSeq: 5, ...DR_GRPO });
+    // Scores 1 0 0 0: mean 1/4.
+    expect(perSample).toEqual([
+      { advantage: 0.75, status: 'trained' },
+      { advantage: -0.25, status: 'trained' },
+      { advantage: -0.25, status: 'no-trained-token' },
+      { advantage: -0.25, status: 'too-long' },
+    ]);
+    expect(batch.advantages).toEqual([0.75, -0.25]);
+  });
+
+  it('marks RFT-rejected samples, and gives the kept ones advantage 1', () => {
+    const { perSample } = buildPgBatch([sample('a', 'g', 1), sample('b', 'g', 0)], { maxSeq: 64, ...GRPO, objective: 'rft' });
+    expect(perSample).toEqual([
+      { advantage: 1, status: 'trained' },
+      { advantage: 0, status: 'rejected' },
+    ]);
+  });
+});

@@ -12,7 +12,8 @@ import type { Sample } from '../../src/domain/types';
 import { initTfBackend } from '../../src/model/backend';
 import { encodeCheckpoint, type Checkpoint } from '../../src/model/checkpoint';
 import { initWeights } from '../../src/model/init';
-import { putJson } from '../../src/store/blob-store';
+import { getJson, putJson } from '../../src/store/blob-store';
+import type { RolloutRecord } from '../../src/contracts/rollout-record';
 import type { CheckpointInfo } from '../../src/contracts/weights';
 import { tempStore } from '../helpers/store';
 
@@ -74,4 +75,23 @@ test('passes the options and the reference through and heartbeats during the upd
   expect(out.checkpoint.name).toBe(names.checkpoint('run-ref', 5));
   expect(beats).toContainEqual(expect.objectContaining({ step: 5, phase: 'reference' }));
   expect(beats.filter((b) => (b as { phase?: string }).phase === 'update' && (b as { microBatch?: number }).microBatch !== undefined).length).toBeGreaterThanOrEqual(4);
+});
+
+test('writes the rollout record once: the sample sets, each sample\'s advantage and status, groups dynamic sampling left out', async () => {
+  const { activities, input, store } = await setup('run-record');
+  const env = new MockActivityEnvironment();
+  const out: TrainGrpoOutput = await env.run(activities.trainGrpo, input({}, { keepGroups: ['g0'] }));
+  // The record goes to the blob store, not into the activity's result (the history).
+  expect(out).not.toHaveProperty('perSample');
+  const ref = (await store.getName(names.rolloutRecord('run-record', 5)))!;
+  const record = await getJson<RolloutRecord>(store, ref);
+  expect(record).toMatchObject({ version: 1, runId: 'run-record', step: 5, policyVersion: 0, policyVersionKnown: false, objective: 'grpo', keepGroups: ['g0'], normAdvByStd: true, advantageNorm: 'episode' });
+  expect(record.sets).toEqual(input({}).samples);
+  // g0: rewards 1 and 0 (advantages ±1/sqrt(2)); g1 was not kept.
+  expect(record.credit.map((c) => c.status)).toEqual(['trained', 'trained', 'not-kept', 'not-kept']);
+  expect(record.credit[0]!.advantage).toBeCloseTo(0.7071, 3);
+  expect(record.credit[1]!.advantage).toBeCloseTo(-0.7071, 3);
+  // A retry finds the result and leaves the record as it was.
+  await env.run(activities.trainGrpo, input({}, { keepGroups: ['g0'] }));
+  expect(await store.getName(names.rolloutRecord('run-record', 5))).toEqual(ref);
 });

@@ -1,0 +1,329 @@
+// The rollout viewer's page: hash routes over the JSON API of src/viewer/server.ts.
+//   #/                                 runs
+//   #/run/<id>?o=<offset>              a run: evaluations, tests and its recorded RL steps (follows a live run)
+//   #/run/<id>/step/<n>?g=<off>&e=<ep> a step: GRPO groups side by side, an episode's token timelines
+'use strict';
+
+const main = document.getElementById('main');
+const tip = document.getElementById('tip');
+const live = document.getElementById('live');
+const POLL_MS = 2000;
+let poll = null;
+
+/** h('div', { class: 'x' }, child, 'text', ...): an element; strings become text nodes (never HTML). */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function api(path) {
+  let res;
+  try {
+    res = await fetch(path, { headers: { accept: 'application/json' } });
+  } catch (err) {
+    throw new ApiError(0, 'unreachable', `the viewer server did not answer (${err.message})`);
+  }
+  const text = await res.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError(res.status, 'bad-answer', `the server answered ${res.status} with something that is not JSON`);
+  }
+  if (!res.ok) throw new ApiError(res.status, body.error || 'error', body.message || `HTTP ${res.status}`);
+  return body;
+}
+
+function errorPanel(err) {
+  const titles = {
+    'blob-missing': 'A blob this page needs is missing from the store',
+    'blob-corrupt': 'A blob this page needs is corrupt',
+    'blob-unreadable': 'A blob this page needs cannot be read',
+    'not-found': 'Not found',
+    'bad-request': 'Bad request',
+  };
+  return h('div', { class: 'error-panel', role: 'alert', 'data-code': err.code || 'error' },
+    h('h3', {}, titles[err.code] || 'Error'),
+    h('div', {}, err.message));
+}
+
+const fmt = (x, d = 3) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Number(x).toFixed(d));
+const pct = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : `${(100 * x).toFixed(1)}%`);
+const signed = (x, d = 3) => (x === undefined || x === null ? '–' : `${x > 0 ? '+' : ''}${Number(x).toFixed(d)}`);
+
+function parseRoute() {
+  const raw = location.hash.replace(/^#/, '') || '/';
+  const [pathPart, queryPart] = raw.split('?');
+  const q = new URLSearchParams(queryPart || '');
+  const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
+  return { parts, q };
+}
+
+function runHref(id, q) {
+  return `#/run/${encodeURIComponent(id)}${q ? `?${new URLSearchParams(q)}` : ''}`;
+}
+function stepHref(id, step, q) {
+  const params = new URLSearchParams(Object.entries(q || {}).filter(([, v]) => v !== undefined && v !== null));
+  const s = params.toString();
+  return `#/run/${encodeURIComponent(id)}/step/${step}${s ? `?${s}` : ''}`;
+}
+
+function stopPolling() {
+  if (poll) clearInterval(poll);
+  poll = null;
+  live.hidden = true;
+}
+
+async function render() {
+  stopPolling();
+  hideTip();
+  const { parts, q } = parseRoute();
+  try {
+    if (parts.length === 0) await renderRuns(q);
+    else if (parts[0] === 'run' && parts.length === 2) await renderRun(parts[1], q);
+    else if (parts[0] === 'run' && parts[2] === 'step' && parts.length === 4) await renderStep(parts[1], parts[3], q);
+    else main.replaceChildren(errorPanel(new ApiError(404, 'not-found', `no page at ${location.hash}`)));
+  } catch (err) {
+    // Never a dead end: the way back stays on the page.
+    const crumbs = h('div', { class: 'crumbs' }, h('a', { href: '#/' }, 'runs'), parts[1] ? [' / ', h('a', { href: runHref(parts[1]) }, parts[1])] : null);
+    main.replaceChildren(crumbs, errorPanel(err));
+  }
+}
+
+// ---- runs -----------------------------------------------------------------------------------
+
+async function renderRuns(q) {
+  const offset = Number(q.get('o') || 0);
+  const list = await api(`/api/runs?offset=${offset}&limit=50`);
+  const rows = list.runs.map((r) =>
+    h('tr', { class: 'click', 'data-run': r.id, onclick: () => (location.hash = runHref(r.id)) },
+      h('td', { class: 'left' }, h('a', { href: runHref(r.id) }, r.id)),
+      h('td', { class: 'left' }, new Date(r.modified).toLocaleString())));
+  main.replaceChildren(
+    h('h2', {}, 'Runs'),
+    list.runs.length === 0 ? h('p', { class: 'muted' }, 'No runs with a metrics file in this runs folder yet.') :
+      h('table', { id: 'runs' }, h('tr', {}, h('th', { class: 'left' }, 'run'), h('th', { class: 'left' }, 'metrics file changed')), rows),
+    pager(list.page, (o) => `#/?o=${o}`),
+    h('form', { class: 'section', id: 'open-run', onsubmit: (ev) => { ev.preventDefault(); const id = ev.target.elements.run.value.trim(); if (id) location.hash = runHref(id); } },
+      h('label', {}, 'Open a run by its workflow id (plan-act jobs write no metrics file): ', h('input', { name: 'run', size: 48 })), ' ', h('button', { type: 'submit' }, 'open')));
+}
+
+function pager(page, href) {
+  if (page.total <= page.limit) return null;
+  const prev = Math.max(0, page.offset - page.limit);
+  const next = page.offset + page.limit;
+  return h('div', { class: 'pager' },
+    page.offset > 0 ? h('a', { href: href(prev), class: 'prev' }, '‹ previous') : null,
+    h('span', { class: 'muted' }, `${page.offset + 1}–${Math.min(page.total, page.offset + page.limit)} of ${page.total}`),
+    next < page.total ? h('a', { href: href(next), class: 'next' }, 'next ›') : null);
+}
+
+// ---- a run ----------------------------------------------------------------------------------
+
+async function renderRun(id, q) {
+  const offset = Number(q.get('o') || 0);
+  const url = `/api/runs/${encodeURIComponent(id)}?offset=${offset}&limit=50`;
+  let last = '';
+  const draw = (run) => {
+    const text = JSON.stringify(run);
+    if (text === last) return;
+    last = text;
+    main.replaceChildren(runPage(run));
+  };
+  const failed = (err) => {
+    last = '';
+    main.replaceChildren(errorPanel(err));
+  };
+  // A run just started may have no metrics file yet: keep asking, the page fills in when it does.
+  await api(url).then(draw, failed);
+  live.hidden = false;
+  poll = setInterval(() => {
+    api(url).then(draw, failed);
+  }, POLL_MS);
+}
+
+function runPage(run) {
+  const out = [
+    h('div', { class: 'crumbs' }, h('a', { href: '#/' }, 'runs'), ' / ', run.id),
+    h('h2', {}, run.id),
+    h('p', {}, `SFT steps: ${run.sftSteps}${run.lastSftLoss !== undefined ? ` (last loss ${fmt(run.lastSftLoss)})` : ''} · RL steps in the metrics file: ${run.rlSteps} · recorded updates: ${run.page.total}`),
+  ];
+  if (run.metricsError) out.push(errorPanel(new ApiError(502, 'metrics-unreadable', run.metricsError)));
+  if (run.related.length > 0) out.push(h('p', {}, 'Baselines trained by policy gradient: ', run.related.map((r) => h('a', { href: runHref(r), style: 'margin-right:8px' }, r))));
+  if (run.test.length > 0) {
+    out.push(h('div', { class: 'section' }, h('h3', {}, 'Test split (each policy evaluated once)'),
+      h('table', { id: 'test' },
+        h('tr', {}, ['policy', 'greedy', '± se', 'sampled', 'pass@k', 'act tool rate'].map((x) => h('th', {}, x))),
+        run.test.map((t) => h('tr', {}, h('td', { class: 'left' }, t.policy), h('td', {}, pct(t.greedyAccuracy)), h('td', {}, pct(t.stderr)),
+          h('td', {}, pct(t.sampledAccuracy)), h('td', {}, t.passAtK ? pct(t.passAtK[t.passAtK.length - 1]) : '–'), h('td', {}, pct(t.actToolRate)))))));
+  }
+  if (run.evals.length > 0) {
+    out.push(h('div', { class: 'section' }, h('h3', {}, 'Evaluations'),
+      h('table', { id: 'evals' },
+        h('tr', {}, ['phase', 'step', 'greedy', 'sampled'].map((x) => h('th', {}, x))),
+        run.evals.map((e) => h('tr', {}, h('td', { class: 'left' }, e.phase), h('td', {}, e.step), h('td', {}, pct(e.greedyAccuracy)), h('td', {}, pct(e.sampledAccuracy)))))));
+  }
+  const steps = run.steps.map((s) => {
+    const m = s.metrics || {};
+    return h('tr', { class: 'click', 'data-step': s.step, onclick: () => (location.hash = stepHref(run.id, s.step)) },
+      h('td', {}, h('a', { href: stepHref(run.id, s.step) }, s.rlStep)), h('td', {}, s.step),
+      h('td', {}, fmt(m.meanReward)), h('td', {}, pct(m.accuracy)), h('td', {}, fmt(m.loss, 4)), h('td', {}, fmt(m.clipFrac)),
+      h('td', {}, fmt(m.approxKl, 4)), h('td', {}, fmt(m.entropy)), h('td', {}, m.tokensTrained ?? '–'),
+      h('td', { class: 'left' }, m.schedule ? Object.entries(m.schedule.staleness || {}).map(([k, v]) => `${k}:${v}`).join(' ') : '–'));
+  });
+  out.push(h('div', { class: 'section' }, h('h3', {}, 'RL steps'),
+    run.page.total === 0 ? h('p', { class: 'muted' }, 'No recorded RL updates yet (runs made before rollout records show their metrics only).') :
+      h('table', { id: 'steps' },
+        h('tr', {}, ['RL step', 'global step', 'mean reward', 'accuracy', 'loss', 'clip frac', 'ppo kl', 'entropy', 'tokens', 'staleness'].map((x) => h('th', {}, x))),
+        steps),
+    pager(run.page, (o) => runHref(run.id, { o }))));
+  return h('div', {}, out);
+}
+
+// ---- a step ---------------------------------------------------------------------------------
+
+async function renderStep(id, stepText, q) {
+  const groupOffset = Number(q.get('g') || 0);
+  const step = await api(`/api/runs/${encodeURIComponent(id)}/steps/${encodeURIComponent(stepText)}?groupOffset=${groupOffset}&groupLimit=8`);
+  const selected = q.get('e');
+  const m = step.metrics || {};
+  const go = (extra) => stepHref(id, step.step, { g: groupOffset || undefined, ...extra });
+  const page = h('div', {},
+    h('div', { class: 'crumbs' }, h('a', { href: '#/' }, 'runs'), ' / ', h('a', { href: runHref(id) }, id), ' / ', `RL step ${step.rlStep}`),
+    h('h2', {}, `RL step ${step.rlStep} (global step ${step.step})`),
+    h('p', {},
+      `${step.objective === 'rft' ? 'RFT' : 'GRPO'} update from weights v${step.policyVersion}${step.policyVersionKnown ? '' : ' (synchronous)'} · `,
+      `${step.episodes} episodes, ${step.samples} samples, ${step.page.total} groups · rollout: ${step.shape}`,
+      step.metrics ? ` · mean reward ${fmt(m.meanReward)}, accuracy ${pct(m.accuracy)}, loss ${fmt(m.loss, 4)}` : ''),
+    h('p', { class: 'legend' }, h('span', {}, 'Tokens: '), h('span', { class: 'tok m1 pos' }, 'trained, advantage > 0'), h('span', { class: 'tok m1 neg' }, 'trained, advantage < 0'),
+      h('span', { class: 'tok m1' }, 'trained, advantage 0'), h('span', { class: 'tok m0' }, 'environment text (not trained)'), h('span', { class: 'tok prompt' }, 'prompt'),
+      h('span', { class: 'muted' }, ' · hover a token for its logprob')),
+    pager(step.page, (o) => stepHref(id, step.step, { g: o })),
+    h('div', { class: 'cards', id: 'groups' }, step.groups.map((g) => groupCard(id, step, g, selected, go))),
+    h('div', { id: 'episode' }));
+  main.replaceChildren(page);
+  if (selected) await showEpisode(id, step.step, selected);
+}
+
+function groupCard(runId, step, g, selected, go) {
+  const rows = g.episodes.map((e, i) =>
+    h('tr', { class: `click${e.episodeId === selected ? ' selected' : ''}`, 'data-episode': e.episodeId, onclick: () => (location.hash = go({ e: e.episodeId })) },
+      h('td', { class: 'left' }, e.treeNode ? `${e.treeNode}` : e.planHorizon !== undefined ? `H=${e.planHorizon}` : `#${i + 1}`),
+      h('td', {}, fmt(e.reward)), h('td', {}, signed(e.advantage)), h('td', {}, `${e.trainedTokens}/${e.responseTokens}`),
+      h('td', {}, e.toolCalls), h('td', {}, e.weightVersions.map((v) => `v${v}`).join(',')), h('td', {}, e.staleness),
+      h('td', { class: 'left' }, e.roles.join('+'), e.trained < e.samples ? ` (${e.samples - e.trained} untrained)` : ''),
+      h('td', { class: 'left' }, e.workflowUrl ? h('a', { class: 'wf', href: e.workflowUrl, target: '_blank', rel: 'noopener', onclick: (ev) => ev.stopPropagation() }, 'workflow') : '')));
+  return h('div', { class: 'group', 'data-group': g.groupId },
+    h('h3', {}, `group ${g.groupId}`, h('span', { class: 'muted' }, ` · mean reward ${fmt(g.meanReward)}`)),
+    h('pre', { class: 'prompt' }, g.prompt),
+    g.tree ? h('div', { class: 'tree' }, h('ul', {}, treeNode(g.tree, selected, go))) : null,
+    h('div', { class: 'scroll' }, h('table', {},
+      h('tr', {}, ['', 'reward', 'adv', 'trained/len', 'tools', 'weights', 'stale', 'roles', ''].map((x) => h('th', {}, x))),
+      rows)));
+}
+
+function treeNode(n, selected, go) {
+  return h('li', {},
+    h('span', { class: 'node' }, n.id),
+    n.outputs.map((o) => h('span', { class: `out${o.reward > 0 ? ' win' : ''}`, 'data-episode': o.episodeId, title: o.episodeId, onclick: () => (location.hash = go({ e: o.episodeId })) },
+      `${o.episodeId.slice(o.episodeId.lastIndexOf('#'))} r=${fmt(o.reward, 2)} a=${signed(o.advantage, 2)}`)),
+    n.children.length > 0 ? h('ul', {}, n.children.map((c) => treeNode(c, selected, go))) : null);
+}
+
+async function showEpisode(runId, step, episodeId) {
+  const box = document.getElementById('episode');
+  try {
+    const ep = await api(`/api/runs/${encodeURIComponent(runId)}/steps/${step}/episode?id=${encodeURIComponent(episodeId)}`);
+    const s = ep.summary;
+    box.replaceChildren(h('div', { class: 'episode', 'data-episode': ep.episodeId },
+      h('h3', {}, `episode ${ep.episodeId}`),
+      h('p', {}, `reward ${fmt(s.reward)} · advantage ${signed(s.advantage)} · ${s.samples} sample${s.samples === 1 ? '' : 's'} (${s.trained} trained) · ${s.toolCalls} tool calls · weights ${s.weightVersions.map((v) => `v${v}`).join(', ')} · staleness ${s.staleness} `,
+        s.workflowUrl ? h('a', { class: 'wf', href: s.workflowUrl, target: '_blank', rel: 'noopener' }, `open ${s.workflowId} in the Temporal Web UI`) : ''),
+      ep.samples.map(sampleBlock),
+      ep.calls ? callsBlock(ep.calls) : null));
+  } catch (err) {
+    box.replaceChildren(errorPanel(err));
+  }
+}
+
+function sampleBlock(s) {
+  const head = h('div', { class: 'sample-head' },
+    h('span', {}, h('b', {}, `sample ${s.index}`)), h('span', {}, `role ${s.role}`), h('span', {}, `turn ${s.turn}`),
+    s.actId !== undefined ? h('span', {}, `act ${s.actId}`) : null,
+    s.planHorizon !== undefined ? h('span', {}, `plan H=${s.planHorizon}, chunk from move ${s.chunkOffset ?? 0}`) : null,
+    h('span', {}, `weights v${s.weightVersion} (staleness ${s.staleness})`), h('span', {}, `reward ${fmt(s.reward)}`),
+    h('span', {}, s.tokenAdvantages ? 'advantage per token (tree credit)' : `advantage ${signed(s.advantage)}`), h('span', {}, s.status),
+    s.partnerJob ? h('span', { class: 'partner' }, `trained by the ${s.role} job `, h('a', { href: runHref(s.partnerJob) }, s.partnerJob)) : null);
+  const line = h('div', { class: 'timeline' });
+  line._sample = s;
+  s.prompt.forEach((p) => line.append(h('span', { class: 'tok prompt', 'data-part': 'prompt' }, p.t)));
+  s.response.forEach((p, i) => {
+    const adv = p.a !== undefined ? p.a : s.advantage;
+    const cls = p.m > 0 ? `tok m1${adv > 0 ? ' pos' : adv < 0 ? ' neg' : ''}${p.lp < Math.log(0.1) ? ' lowp' : ''}` : 'tok m0';
+    line.append(h('span', { class: cls, 'data-i': i }, p.t === '' ? '\u200b' : p.t));
+  });
+  return h('div', { class: 'sample' }, head, s.grid ? gridTable(s.grid) : null, line);
+}
+
+function callsBlock(calls) {
+  return h('div', { class: 'section calls' },
+    h('h3', {}, `Recorded calls (${calls.length}), as the gateway served them`),
+    calls.map((c) => h('details', { class: 'call' },
+      h('summary', {}, `attempt ${c.attempt}, call ${c.index + 1} · agent ${c.agent} · ${c.messages.length} messages${c.tools ? ' · tools offered' : ''}`),
+      c.messages.map((m) => h('div', { class: `msg ${m.author}` }, h('b', {}, `${m.author} (${m.tokens} tokens): `), h('span', { class: 'msg-text' }, m.text))))));
+}
+
+function gridTable(rows) {
+  return h('table', { class: 'grid' }, rows.map((r) => h('tr', {}, [...r].map((c) =>
+    h('td', { class: c === '#' ? 'wall' : c === 'A' ? 'agent' : c === 'G' ? 'goal' : '' }, c === '.' || c === '#' ? '' : c)))));
+}
+
+// ---- the token tooltip ------------------------------------------------------------------------
+
+function tokenInfo(s, i) {
+  const p = s.response[i];
+  const adv = p.a !== undefined ? p.a : s.advantage;
+  return [
+    `token ${p.id}  ${JSON.stringify(p.t)}`,
+    `logprob ${fmt(p.lp, 4)}  (p = ${fmt(Math.exp(p.lp), 3)})`,
+    `mask ${p.m}  ${p.m > 0 ? '(trained: the model wrote it)' : '(environment text: not trained)'}`,
+    adv === null ? 'advantage: in the partner job’s record' : `advantage ${signed(adv, 4)}${p.a !== undefined ? ' (this token’s tree credit)' : ''}`,
+    `weights v${s.weightVersion}, staleness ${s.staleness}`,
+  ].join('\n');
+}
+
+function hideTip() {
+  tip.hidden = true;
+}
+
+main.addEventListener('mouseover', (ev) => {
+  const span = ev.target.closest && ev.target.closest('.tok[data-i]');
+  if (!span) return hideTip();
+  const s = span.parentElement._sample;
+  tip.textContent = tokenInfo(s, Number(span.dataset.i));
+  tip.hidden = false;
+  const r = span.getBoundingClientRect();
+  tip.style.left = `${Math.min(r.left, window.innerWidth - 440)}px`;
+  tip.style.top = `${r.bottom + 6}px`;
+});
+main.addEventListener('mouseleave', hideTip);
+
+window.addEventListener('hashchange', () => void render());
+void render();

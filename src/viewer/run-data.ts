@@ -1,0 +1,213 @@
+/**
+ * Reads runs for the viewer: metrics files under the runs folder and rollout records in the blob
+ * store, read-only and on request (nothing polls the store; a running job never waits on the viewer).
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { RolloutRecord, SessionRecord } from '../contracts/rollout-record';
+import type { BlobRef, Sample } from '../domain/types';
+import { getJson, type BlobStore } from '../store/blob-store';
+import { names, runKey, stepOfName } from '../store/run-names';
+import { parseMetricsJsonl } from '../report/parse-metrics';
+import type { RunMetrics } from '../report/run-metrics';
+import { asViewerError, badRequest, notFound, ViewerError } from './errors';
+import { numberSamples, type NumberedSample } from './step-view';
+import type { RecordedCallView, RunList, RunView, StepListItem } from './view-types';
+import { readEpisodeTimelines } from '../gateway/recorder';
+import type { PartnerSamples } from './episode-view';
+
+/** The baselines' own runs that train through trainGrpo too, named after the run. */
+const RELATED_SUFFIXES = ['_rft'];
+
+/** A run id as the viewer takes it: what names.* turn into a key, never a path that climbs out. */
+export function checkRunId(id: string): string {
+  if (id.length === 0 || id.length > 300) throw badRequest(`run: expected a run (workflow) id of 1-300 characters, got ${id.length}`);
+  const key = runKey(id);
+  if (key === '.' || key === '..') throw badRequest(`run: '${id}' is not a run id`);
+  return id;
+}
+
+export class RunData {
+  private readonly sets = new Map<string, Sample[]>();
+
+  constructor(
+    private readonly store: BlobStore,
+    private readonly runsDir: string,
+    private readonly cachedSets = 32,
+  ) {}
+
+  /** Runs with a metrics file, newest first. */
+  async listRuns(offset: number, limit: number): Promise<RunList> {
+    let entries: string[];
+    try {
+      entries = await fs.readdir(this.runsDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') entries = [];
+      else throw err;
+    }
+    const runs = (
+      await Promise.all(
+        entries.map(async (id) => {
+          try {
+            const st = await fs.stat(path.join(this.runsDir, id, 'metrics.jsonl'));
+            return { id, modified: st.mtime.toISOString(), ms: st.mtimeMs };
+          } catch {
+            return undefined;
+          }
+        }),
+      )
+    ).filter((r): r is { id: string; modified: string; ms: number } => r !== undefined);
+    runs.sort((a, b) => b.ms - a.ms || a.id.localeCompare(b.id));
+    return {
+      runs: runs.slice(offset, offset + limit).map(({ id, modified }) => ({ id, modified })),
+      page: { offset, limit, total: runs.length },
+    };
+  }
+
+  /** The run's metrics (undefined: no file) or why they could not be read. */
+  async metrics(runId: string): Promise<{ metrics?: RunMetrics; error?: string }> {
+    const file = path.join(this.runsDir, runKey(runId), 'metrics.jsonl');
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw err;
+    }
+    try {
+      return { metrics: parseMetricsJsonl(text, file) };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  }
+
+  /** Global steps with a rollout record, ascending. */
+  async recordedSteps(runId: string): Promise<number[]> {
+    const found = await this.store.listNames(names.rolloutRecordPrefix(runId));
+    return found.map(stepOfName).filter(Number.isFinite).sort((a, b) => a - b);
+  }
+
+  async runView(runId: string, offset: number, limit: number): Promise<RunView> {
+    const [{ metrics, error }, steps, related] = await Promise.all([
+      this.metrics(runId),
+      this.recordedSteps(runId),
+      Promise.all(RELATED_SUFFIXES.map(async (suffix) => ((await this.recordedSteps(runId + suffix)).length > 0 ? runId + suffix : undefined))),
+    ]);
+    if (!metrics && !error && steps.length === 0) throw notFound(`run '${runId}': no metrics file in ${this.runsDir} and no rollout records in the store`);
+    const rl = metrics?.rl ?? [];
+    // The k-th recorded update is RL step k: every RL step writes one record.
+    const items: StepListItem[] = steps.map((step, i) => {
+      const line = rl.find((p) => p.step === i + 1);
+      return { step, rlStep: i + 1, ...(line ? { metrics: line } : {}) };
+    });
+    const sft = metrics?.sftLoss ?? [];
+    return {
+      id: runId,
+      steps: items.slice(offset, offset + limit),
+      page: { offset, limit, total: items.length },
+      rlSteps: rl.length,
+      evals: metrics?.evals ?? [],
+      test: metrics?.test ?? [],
+      baselines: metrics?.baselines ?? [],
+      rft: metrics?.rft ?? [],
+      sftSteps: sft.length,
+      ...(sft.length > 0 ? { lastSftLoss: sft[sft.length - 1]!.loss } : {}),
+      ...(error ? { metricsError: error } : {}),
+      related: related.filter((r): r is string => r !== undefined),
+    };
+  }
+
+  /** The record of global step `step` and its place among the run's updates. */
+  async record(runId: string, step: number): Promise<{ record: RolloutRecord; rlStep: number }> {
+    const ref = await this.store.getName(names.rolloutRecord(runId, step));
+    if (!ref) throw notFound(`run '${runId}' has no rollout record at step ${step}`);
+    let record: RolloutRecord;
+    try {
+      record = await getJson<RolloutRecord>(this.store, ref);
+    } catch (err) {
+      throw asViewerError(err, `the rollout record of step ${step}`);
+    }
+    if (record.version !== 1 || !Array.isArray(record.sets) || !Array.isArray(record.credit)) {
+      throw new ViewerError(502, 'blob-unreadable', `the rollout record of step ${step} is not a version-1 record`);
+    }
+    const steps = await this.recordedSteps(runId);
+    return { record, rlStep: steps.indexOf(step) + 1 };
+  }
+
+  /**
+   * Dual mode: the episode's samples of the roles this record does not hold, from its rollout
+   * session's record (none for other rollouts, or sessions recorded before session records).
+   */
+  async partnerSamples(record: RolloutRecord, episodeId: string): Promise<PartnerSamples[]> {
+    const sessionId = episodeId.replace(/\/r\d+(?:b\d+)?\/e\d+$/, '');
+    if (sessionId === episodeId) return [];
+    const ref = await this.store.getName(names.sessionRecord(sessionId));
+    if (!ref) return [];
+    let session: SessionRecord;
+    try {
+      session = await getJson<SessionRecord>(this.store, ref);
+    } catch (err) {
+      throw asViewerError(err, `the session record of ${sessionId}`);
+    }
+    const own = new Set(record.sets.map((s) => s.ref.sha256));
+    const out: PartnerSamples[] = [];
+    for (const role of ['planner', 'actor'] as const) {
+      const set = session.samples[role];
+      const job = session.jobs[role];
+      if (!set || !job || own.has(set.ref.sha256)) continue;
+      const samples = await this.readSet(set.ref, `the ${role} samples of session ${sessionId}`);
+      const numbered = samples.flatMap((sample, index) => (sample.metadata.episodeId === episodeId ? [{ index, sample, credit: { advantage: Number.NaN, status: 'not-kept' as const } }] : []));
+      if (numbered.length > 0) out.push({ job, samples: numbered });
+    }
+    return out;
+  }
+
+  /**
+   * An agent episode's recorded calls: the gateway records each activity attempt's agent process
+   * under `<episode>#a<attempt>` (activities/agents.ts); every attempt found is shown.
+   */
+  async recordedCalls(episodeId: string, maxAttempts = 10): Promise<RecordedCallView[]> {
+    const attempts = await Promise.all(
+      Array.from({ length: maxAttempts }, async (_, i) => {
+        try {
+          const timelines = await readEpisodeTimelines(this.store, `${episodeId}#a${i + 1}`);
+          return timelines.map((t, index): RecordedCallView => ({
+            attempt: i + 1,
+            index,
+            agent: t.agent,
+            tools: t.tools,
+            messages: t.messages.map((m) => ({ author: m.author, text: m.text, tokens: m.tokenIds.length })),
+          }));
+        } catch (err) {
+          throw asViewerError(err, `the recorded calls of attempt ${i + 1} of ${episodeId}`);
+        }
+      }),
+    );
+    return attempts.flat();
+  }
+
+  private async readSet(ref: BlobRef, what: string): Promise<Sample[]> {
+    const cached = this.sets.get(ref.sha256);
+    if (cached) return cached;
+    let samples: Sample[];
+    try {
+      samples = (await getJson<{ samples: Sample[] }>(this.store, ref)).samples;
+      if (!Array.isArray(samples)) throw new SyntaxError('no samples array');
+    } catch (err) {
+      throw asViewerError(err, what);
+    }
+    this.sets.set(ref.sha256, samples);
+    if (this.sets.size > this.cachedSets) this.sets.delete(this.sets.keys().next().value!);
+    return samples;
+  }
+
+  /** Every sample the record names, numbered, with its credit. */
+  async samples(record: RolloutRecord): Promise<NumberedSample[]> {
+    const sets = await Promise.all(record.sets.map((set, i) => this.readSet(set.ref, `sample set ${i + 1} (${set.role}) of step ${record.step}`)));
+    try {
+      return numberSamples(record, sets.flat());
+    } catch (err) {
+      throw new ViewerError(502, 'blob-unreadable', (err as Error).message);
+    }
+  }
+}

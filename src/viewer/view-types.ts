@@ -1,0 +1,152 @@
+/** What the viewer's JSON API answers (assets/viewer/app.js draws these). */
+import type { RlStepMetrics, EvalPoint, TestMetrics, BaselinePoint, RftStepMetrics } from '../report/run-metrics';
+import type { SampleStatus } from '../contracts/rollout-record';
+import type { AgentRole } from '../domain/types';
+import type { RolloutShape } from './links';
+import type { TokenPiece } from './tokens';
+
+export interface Page {
+  offset: number;
+  limit: number;
+  total: number;
+}
+
+export interface RunListItem {
+  id: string;
+  /** The metrics file's last change, ISO time. */
+  modified: string;
+}
+
+export interface RunList {
+  runs: RunListItem[];
+  page: Page;
+}
+
+/** An RL update the store has a rollout record of, with its metrics line where the file has one. */
+export interface StepListItem {
+  /** Global step (the checkpoint's). */
+  step: number;
+  /** 1-based position among the run's recorded updates: the RL step. */
+  rlStep: number;
+  metrics?: RlStepMetrics;
+}
+
+export interface RunView {
+  id: string;
+  steps: StepListItem[];
+  page: Page;
+  /** RL steps in the metrics file (some may have no record: runs made before records were written). */
+  rlSteps: number;
+  evals: EvalPoint[];
+  test: TestMetrics[];
+  baselines: BaselinePoint[];
+  rft: RftStepMetrics[];
+  sftSteps: number;
+  lastSftLoss?: number;
+  /** The metrics file could not be read (the steps still list). */
+  metricsError?: string;
+  /** Runs whose names extend this one's (the baselines' own runs: <id>_rft, ...) that have records. */
+  related: string[];
+}
+
+export interface EpisodeSummary {
+  episodeId: string;
+  reward: number;
+  advantage: number;
+  /** Samples (timelines) the episode trained as, and how many became training rows. */
+  samples: number;
+  trained: number;
+  statuses: SampleStatus[];
+  responseTokens: number;
+  /** Response tokens with loss mask 1. */
+  trainedTokens: number;
+  /** Calculator calls the model wrote. */
+  toolCalls: number;
+  roles: AgentRole[];
+  weightVersions: number[];
+  /** Versions between the trained policy and the oldest weights that generated part of the episode. */
+  staleness: number;
+  shape: RolloutShape;
+  workflowId?: string;
+  workflowUrl?: string;
+  /** Tree rollouts: the output's node (r0.2.1) and draw (#k). */
+  treeNode?: string;
+  /** Grid episodes: the plan horizon. */
+  planHorizon?: number;
+}
+
+export interface TreeNodeView {
+  id: string;
+  children: TreeNodeView[];
+  /** Episodes (outputs) that end at this node. */
+  outputs: Array<{ episodeId: string; reward: number; advantage: number }>;
+}
+
+export interface GroupView {
+  groupId: string;
+  /** What the group's episodes were asked (the first sample's prompt, shortened). */
+  prompt: string;
+  meanReward: number;
+  episodes: EpisodeSummary[];
+  /** Tree rollouts: the group's tree, from its outputs' node paths. */
+  tree?: TreeNodeView;
+}
+
+export interface StepView {
+  runId: string;
+  step: number;
+  rlStep: number;
+  policyVersion: number;
+  policyVersionKnown: boolean;
+  objective: 'grpo' | 'rft';
+  shape: RolloutShape;
+  samples: number;
+  episodes: number;
+  groups: GroupView[];
+  page: Page;
+  metrics?: RlStepMetrics;
+}
+
+export interface SampleView {
+  index: number;
+  role: AgentRole;
+  turn: number;
+  actId?: string;
+  planHorizon?: number;
+  chunkOffset?: number;
+  weightVersion: number;
+  staleness: number;
+  reward: number;
+  /** null: a partner job's sample (its own record has the advantage). */
+  advantage: number | null;
+  status: SampleStatus | 'partner';
+  /** Dual mode: the other role's job, which trained this sample (this run's record holds only its own role). */
+  partnerJob?: string;
+  /** Per-token advantages (tree credit) are on the response pieces as `a`. */
+  tokenAdvantages: boolean;
+  prompt: TokenPiece[];
+  response: TokenPiece[];
+  /** Grid episodes: the observation's rows (A agent, G goal, # wall) read from the prompt. */
+  grid?: string[];
+}
+
+/** An agent episode's call as the gateway recorded it (before merging into samples). */
+export interface RecordedCallView {
+  /** The activity attempt whose agent process made it (a retried episode records again under a new attempt). */
+  attempt: number;
+  /** Order the gateway served the attempt's calls in. */
+  index: number;
+  agent: string;
+  tools: string;
+  messages: Array<{ author: string; text: string; tokens: number }>;
+}
+
+export interface EpisodeView {
+  runId: string;
+  step: number;
+  episodeId: string;
+  summary: EpisodeSummary;
+  samples: SampleView[];
+  /** Agent episodes: the calls the gateway recorded, by attempt. */
+  calls?: RecordedCallView[];
+}
