@@ -20,5 +20,17 @@ export function loadRunConfig(file: string): RunConfig {
   } catch (err) {
     throw new ConfigError(file, [{ path: '', message: `not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}` }]);
   }
+  refuseUnusedKeys(raw, file);
   return parseRunConfig(raw, file);
+}
+
+/**
+ * Keys a config file sets that nothing would read. Checked on the file as written: a parsed config
+ * has every default filled in (compare.sftBudget among them), so only the file tells what was asked.
+ */
+function refuseUnusedKeys(raw: unknown, file: string): void {
+  const compare = (raw as { compare?: Record<string, unknown> } | null)?.compare;
+  if (compare && typeof compare === 'object' && compare.sftBudget !== undefined && compare.moreSft !== true && compare.filteredSft !== true) {
+    throw new ConfigError(file, [{ path: 'compare.sftBudget', message: 'it budgets the SFT baselines (compare.moreSft, compare.filteredSft), and neither is on in this config' }]);
+  }
 }

@@ -411,7 +411,8 @@ export const CompareSchema = z
      * What moreSft and filteredSft may train: { sequences: N } demonstrations (ceil(N / sft.batchSize)
      * steps, so it does not move with the machine's load), or rl-wall-time: as long as RL took.
      * The default, 12,800 sequences (400 steps of 32), is the most RL's wall time bought on the
-     * 2-core machine the results were measured on (300-400 steps).
+     * 2-core machine the results were measured on (300-400 steps). A config file that sets it
+     * without moreSft or filteredSft is refused (src/config/load.ts).
      */
     sftBudget: z.union([z.object({ sequences: int(1, 100_000_000) }).strict(), z.literal('rl-wall-time')]).default({ sequences: 12_800 }),
   })

@@ -139,6 +139,14 @@ describe('run config', () => {
     expect(() => loadRunConfig(path.join(dir, 'missing.yaml'))).toThrow(/cannot read file/);
   });
 
+  it('refuses a file that budgets the SFT baselines without asking for one (compare.sftBudget)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+    fs.writeFileSync(path.join(dir, 'unused.yaml'), 'compare: { rft: true, sftBudget: { sequences: 640 } }\n');
+    fs.writeFileSync(path.join(dir, 'used.yaml'), 'compare: { filteredSft: true, sftBudget: { sequences: 640 } }\n');
+    expect(problemsOf(() => loadRunConfig(path.join(dir, 'unused.yaml')))).toEqual([{ path: 'compare.sftBudget', message: expect.stringMatching(/compare\.moreSft, compare\.filteredSft/) }]);
+    expect(loadRunConfig(path.join(dir, 'used.yaml')).compare.sftBudget).toEqual({ sequences: 640 });
+  });
+
   it('accepts every example config in configs/', () => {
     const dir = path.resolve(__dirname, '../../configs');
     const files = fs.readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
