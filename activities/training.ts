@@ -80,14 +80,15 @@ async function writeRolloutRecord(store: BlobStore, input: TrainGrpoInput, all: 
     version: 1,
     runId: input.runId,
     step: input.step,
-    policyVersion: input.policyVersion ?? Math.max(0, ...all.map((s) => s.metadata.weightVersion)),
+    policyVersion: input.policyVersion ?? all.reduce((m, s) => Math.max(m, s.metadata.weightVersion), 0),
     policyVersionKnown: input.policyVersion !== undefined,
     objective: input.objective ?? 'grpo',
     sets: input.samples,
     credit,
     ...(input.keepGroups ? { keepGroups: input.keepGroups } : {}),
     normAdvByStd: input.rl.normAdvByStd,
-    advantageNorm: input.rl.advantageNorm,
+    // Absent in configs recorded before the key.
+    advantageNorm: input.rl.advantageNorm ?? 'episode',
   };
   await store.nameIfAbsent(names.rolloutRecord(input.runId, input.step), await putJson(store, record, 'rollout-record'));
 }

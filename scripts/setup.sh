@@ -55,7 +55,7 @@ if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && command -v apt-ge
   apt-get update -qq && apt-get install -y -qq fonts-dejavu-core >/dev/null
 fi
 
-# The rollout viewer's browser tests drive Debian's chromium with playwright-core (test/helpers/browser.ts).
+# The rollout viewer's browser tests drive Debian's chromium with playwright-core (scripts/lib/chromium.ts).
 if ! command -v chromium >/dev/null && [ -z "${DURABLE_RL_CHROMIUM:-}" ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "[setup] installing Debian's chromium for the viewer's browser tests (one time)"

@@ -10,11 +10,10 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { openCheckedStore, parseStoreSpec, storeSettingsFromEnv } from '../src/store/store-spec';
-import { DATA_DIR } from '../src/paths';
+import { DATA_DIR, defaultRunsDir } from '../src/paths';
 import { createViewer } from '../src/viewer/server';
 import { RunData } from '../src/viewer/run-data';
 import type { StepView } from '../src/viewer/view-types';
-import { defaultRunsDir } from '../workers/create-workers';
 import { launchChromium } from './lib/chromium';
 
 async function main(): Promise<void> {
@@ -31,13 +30,16 @@ async function main(): Promise<void> {
   const store = await openCheckedStore(parseStoreSpec(settings, path.join(DATA_DIR, 'store')));
   const steps = await new RunData(store, opts.runs).recordedSteps(opts.run);
   if (steps.length === 0) throw new Error(`run '${opts.run}' has no rollout records in the store (runs made before the viewer have none)`);
+  if (opts.step !== undefined && !steps.includes(Number(opts.step))) throw new Error(`--step ${opts.step}: run '${opts.run}' has records at steps ${steps.join(', ')}`);
   const step = opts.step !== undefined ? Number(opts.step) : steps[0]!;
   const app = createViewer({ store, runsDir: path.resolve(opts.runs), tokenizer: loadTokenizer(), links: { uiUrl: 'http://localhost:8233', namespace: 'default' } });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const browser = await launchChromium();
   try {
     const api = `${base}/api/runs/${encodeURIComponent(opts.run)}/steps/${step}?groupLimit=64`;
-    const view = (await (await fetch(api)).json()) as StepView;
+    const res = await fetch(api);
+    if (!res.ok) throw new Error(`${api}: ${res.status} ${await res.text()}`);
+    const view = (await res.json()) as StepView;
     const spread = (g: StepView['groups'][number]) => Math.max(...g.episodes.map((e) => e.reward)) - Math.min(...g.episodes.map((e) => e.reward));
     const index = view.groups.reduce((best, g, i) => (spread(g) > spread(view.groups[best]!) ? i : best), 0);
     const group = view.groups[index]!;

@@ -11,9 +11,8 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { describeStore, openCheckedStore, parseStoreSpec, storeSettingsFromEnv } from '../src/store/store-spec';
-import { DATA_DIR } from '../src/paths';
+import { DATA_DIR, defaultRunsDir } from '../src/paths';
 import { createViewer } from '../src/viewer/server';
-import { defaultRunsDir } from '../workers/create-workers';
 
 function port(value: string): number {
   const n = Number(value);

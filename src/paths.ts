@@ -11,3 +11,8 @@ function findRepoRoot(start: string): string {
 
 export const REPO_ROOT = findRepoRoot(__dirname);
 export const DATA_DIR = path.join(REPO_ROOT, '.data');
+
+/** Where runs write their metrics files: DURABLE_RL_RUNS, else .data/runs. */
+export function defaultRunsDir(): string {
+  return process.env.DURABLE_RL_RUNS ?? path.join(DATA_DIR, 'runs');
+}

@@ -16,7 +16,7 @@ import { createRunRecordActivities } from '../activities/run-records';
 import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
-import { DATA_DIR, REPO_ROOT } from '../src/paths';
+import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
 import { openStore, parseStoreSpec, storeSettingsFromEnv, type StoreSpec } from '../src/store/store-spec';
 import { TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
@@ -89,9 +89,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   return workers;
 }
 
-export function defaultRunsDir(): string {
-  return process.env.DURABLE_RL_RUNS ?? path.join(DATA_DIR, 'runs');
-}
+export { defaultRunsDir };
 
 /** The blob store named by DURABLE_RL_STORE and the DURABLE_RL_S3_* variables (src/store/store-spec.ts); default .data/store. */
 export function defaultStoreSpec(): StoreSpec {

@@ -26,6 +26,7 @@ import {
   workflowInfo,
   allHandlersFinished,
   patched,
+  isCancellation,
 } from '@temporalio/workflow';
 import { activityProxies } from './activity-proxies';
 import type { RunConfig } from '../src/config/schema';
@@ -144,7 +145,10 @@ export async function rolloutSession(input: RolloutSessionInput): Promise<Rollou
           const jobs = Object.fromEntries(ROLES.map((r) => [r, arrivals[r]!.jobWorkflowId]));
           recording = activityProxies(cfg.timeouts)
             .records.recordSession({ version: 1, sessionId: self, rolloutId: input.rolloutId, samples: summary.samples, jobs })
-            .catch((err: unknown) => log.warn('could not write the session record (the viewer will show each role alone)', { error: errorMessage(err) }));
+            .catch((err: unknown) => {
+              if (isCancellation(err)) throw err;
+              log.warn('could not write the session record (the viewer will show each role alone)', { error: errorMessage(err) });
+            });
         }
         const gone = await unreachableJobs('delivering');
         if (gone.length > 0) finish('partner-lost', lostMessage(gone, 'during the episodes'));

@@ -9,6 +9,8 @@ const tip = document.getElementById('tip');
 const live = document.getElementById('live');
 const POLL_MS = 2000;
 let poll = null;
+// Each render bumps it; an answer that arrives after the page moved on is dropped, not drawn.
+let generation = 0;
 
 /** h('div', { class: 'x' }, child, 'text', ...): an element; strings become text nodes (never HTML). */
 function h(tag, attrs, ...children) {
@@ -94,24 +96,34 @@ function stopPolling() {
 async function render() {
   stopPolling();
   hideTip();
-  const { parts, q } = parseRoute();
+  const mine = ++generation;
+  const current = () => mine === generation;
+  let parts = [];
   try {
-    if (parts.length === 0) await renderRuns(q);
-    else if (parts[0] === 'run' && parts.length === 2) await renderRun(parts[1], q);
-    else if (parts[0] === 'run' && parts[2] === 'step' && parts.length === 4) await renderStep(parts[1], parts[3], q);
-    else main.replaceChildren(errorPanel(new ApiError(404, 'not-found', `no page at ${location.hash}`)));
+    const route = parseRoute();
+    parts = route.parts;
+    const q = route.q;
+    if (parts.length === 0) await renderRuns(q, current);
+    else if (parts[0] === 'run' && parts.length === 2) await renderRun(parts[1], q, current);
+    else if (parts[0] === 'run' && parts[2] === 'step' && parts.length === 4) await renderStep(parts[1], parts[3], q, current);
+    else throw new ApiError(404, 'not-found', `no page at ${location.hash}`);
+    // What the page now shows (scripts and tests wait for it: a hash change keeps the old page up until then).
+    if (current()) main.dataset.route = location.hash;
   } catch (err) {
+    if (!current()) return;
     // Never a dead end: the way back stays on the page.
     const crumbs = h('div', { class: 'crumbs' }, h('a', { href: '#/' }, 'runs'), parts[1] ? [' / ', h('a', { href: runHref(parts[1]) }, parts[1])] : null);
-    main.replaceChildren(crumbs, errorPanel(err));
+    main.replaceChildren(crumbs, errorPanel(err instanceof ApiError ? err : new ApiError(400, 'bad-request', err.message)));
+    main.dataset.route = location.hash;
   }
 }
 
 // ---- runs -----------------------------------------------------------------------------------
 
-async function renderRuns(q) {
+async function renderRuns(q, current) {
   const offset = Number(q.get('o') || 0);
   const list = await api(`/api/runs?offset=${offset}&limit=50`);
+  if (!current()) return;
   const rows = list.runs.map((r) =>
     h('tr', { class: 'click', 'data-run': r.id, onclick: () => (location.hash = runHref(r.id)) },
       h('td', { class: 'left' }, h('a', { href: runHref(r.id) }, r.id)),
@@ -137,22 +149,25 @@ function pager(page, href) {
 
 // ---- a run ----------------------------------------------------------------------------------
 
-async function renderRun(id, q) {
+async function renderRun(id, q, current) {
   const offset = Number(q.get('o') || 0);
   const url = `/api/runs/${encodeURIComponent(id)}?offset=${offset}&limit=50`;
   let last = '';
   const draw = (run) => {
+    if (!current()) return;
     const text = JSON.stringify(run);
     if (text === last) return;
     last = text;
     main.replaceChildren(runPage(run));
   };
   const failed = (err) => {
+    if (!current()) return;
     last = '';
     main.replaceChildren(errorPanel(err));
   };
   // A run just started may have no metrics file yet: keep asking, the page fills in when it does.
   await api(url).then(draw, failed);
+  if (!current()) return;
   live.hidden = false;
   poll = setInterval(() => {
     api(url).then(draw, failed);
@@ -199,9 +214,10 @@ function runPage(run) {
 
 // ---- a step ---------------------------------------------------------------------------------
 
-async function renderStep(id, stepText, q) {
+async function renderStep(id, stepText, q, current) {
   const groupOffset = Number(q.get('g') || 0);
   const step = await api(`/api/runs/${encodeURIComponent(id)}/steps/${encodeURIComponent(stepText)}?groupOffset=${groupOffset}&groupLimit=8`);
+  if (!current()) return;
   const selected = q.get('e');
   const m = step.metrics || {};
   const go = (extra) => stepHref(id, step.step, { g: groupOffset || undefined, ...extra });
@@ -219,14 +235,14 @@ async function renderStep(id, stepText, q) {
     h('div', { class: 'cards', id: 'groups' }, step.groups.map((g) => groupCard(id, step, g, selected, go))),
     h('div', { id: 'episode' }));
   main.replaceChildren(page);
-  if (selected) await showEpisode(id, step.step, selected);
+  if (selected) await showEpisode(id, step.step, selected, current);
 }
 
 function groupCard(runId, step, g, selected, go) {
   const rows = g.episodes.map((e, i) =>
     h('tr', { class: `click${e.episodeId === selected ? ' selected' : ''}`, 'data-episode': e.episodeId, onclick: () => (location.hash = go({ e: e.episodeId })) },
       h('td', { class: 'left' }, e.treeNode ? `${e.treeNode}` : e.planHorizon !== undefined ? `H=${e.planHorizon}` : `#${i + 1}`),
-      h('td', {}, fmt(e.reward)), h('td', {}, signed(e.advantage)), h('td', {}, `${e.trainedTokens}/${e.responseTokens}`),
+      h('td', {}, fmt(e.reward)), h('td', {}, advantageText(e)), h('td', {}, `${e.trainedTokens}/${e.responseTokens}`),
       h('td', {}, e.toolCalls), h('td', {}, e.weightVersions.map((v) => `v${v}`).join(',')), h('td', {}, e.staleness),
       h('td', { class: 'left' }, e.roles.join('+'), e.trained < e.samples ? ` (${e.samples - e.trained} untrained)` : ''),
       h('td', { class: 'left' }, e.workflowUrl ? h('a', { class: 'wf', href: e.workflowUrl, target: '_blank', rel: 'noopener', onclick: (ev) => ev.stopPropagation() }, 'workflow') : '')));
@@ -239,6 +255,12 @@ function groupCard(runId, step, g, selected, go) {
       rows)));
 }
 
+/** An episode's advantage, or each role's where rl.advantageNorm role gave them different ones. */
+function advantageText(e) {
+  if (!e.advantageByRole) return signed(e.advantage);
+  return Object.entries(e.advantageByRole).map(([role, a]) => `${role} ${signed(a)}`).join(' / ');
+}
+
 function treeNode(n, selected, go) {
   return h('li', {},
     h('span', { class: 'node' }, n.id),
@@ -247,19 +269,20 @@ function treeNode(n, selected, go) {
     n.children.length > 0 ? h('ul', {}, n.children.map((c) => treeNode(c, selected, go))) : null);
 }
 
-async function showEpisode(runId, step, episodeId) {
+async function showEpisode(runId, step, episodeId, current) {
   const box = document.getElementById('episode');
   try {
     const ep = await api(`/api/runs/${encodeURIComponent(runId)}/steps/${step}/episode?id=${encodeURIComponent(episodeId)}`);
+    if (!current()) return;
     const s = ep.summary;
     box.replaceChildren(h('div', { class: 'episode', 'data-episode': ep.episodeId },
       h('h3', {}, `episode ${ep.episodeId}`),
-      h('p', {}, `reward ${fmt(s.reward)} · advantage ${signed(s.advantage)} · ${s.samples} sample${s.samples === 1 ? '' : 's'} (${s.trained} trained) · ${s.toolCalls} tool calls · weights ${s.weightVersions.map((v) => `v${v}`).join(', ')} · staleness ${s.staleness} `,
+      h('p', {}, `reward ${fmt(s.reward)} · advantage ${advantageText(s)} · ${s.samples} sample${s.samples === 1 ? '' : 's'} (${s.trained} trained) · ${s.toolCalls} tool calls · weights ${s.weightVersions.map((v) => `v${v}`).join(', ')} · staleness ${s.staleness} `,
         s.workflowUrl ? h('a', { class: 'wf', href: s.workflowUrl, target: '_blank', rel: 'noopener' }, `open ${s.workflowId} in the Temporal Web UI`) : ''),
       ep.samples.map(sampleBlock),
       ep.calls ? callsBlock(ep.calls) : null));
   } catch (err) {
-    box.replaceChildren(errorPanel(err));
+    if (current()) box.replaceChildren(errorPanel(err));
   }
 }
 
@@ -268,7 +291,7 @@ function sampleBlock(s) {
     h('span', {}, h('b', {}, `sample ${s.index}`)), h('span', {}, `role ${s.role}`), h('span', {}, `turn ${s.turn}`),
     s.actId !== undefined ? h('span', {}, `act ${s.actId}`) : null,
     s.planHorizon !== undefined ? h('span', {}, `plan H=${s.planHorizon}, chunk from move ${s.chunkOffset ?? 0}`) : null,
-    h('span', {}, `weights v${s.weightVersion} (staleness ${s.staleness})`), h('span', {}, `reward ${fmt(s.reward)}`),
+    h('span', {}, `weights v${s.weightVersion}${s.staleness === null ? '' : ` (staleness ${s.staleness})`}`), h('span', {}, `reward ${fmt(s.reward)}`),
     h('span', {}, s.tokenAdvantages ? 'advantage per token (tree credit)' : `advantage ${signed(s.advantage)}`), h('span', {}, s.status),
     s.partnerJob ? h('span', { class: 'partner' }, `trained by the ${s.role} job `, h('a', { href: runHref(s.partnerJob) }, s.partnerJob)) : null);
   const line = h('div', { class: 'timeline' });
@@ -305,7 +328,7 @@ function tokenInfo(s, i) {
     `logprob ${fmt(p.lp, 4)}  (p = ${fmt(Math.exp(p.lp), 3)})`,
     `mask ${p.m}  ${p.m > 0 ? '(trained: the model wrote it)' : '(environment text: not trained)'}`,
     adv === null ? 'advantage: in the partner job’s record' : `advantage ${signed(adv, 4)}${p.a !== undefined ? ' (this token’s tree credit)' : ''}`,
-    `weights v${s.weightVersion}, staleness ${s.staleness}`,
+    `weights v${s.weightVersion}${s.staleness === null ? ' (the partner job’s versions)' : `, staleness ${s.staleness}`}`,
   ].join('\n');
 }
 

@@ -14,6 +14,8 @@ export function gridRows(prompt: string): string[] | undefined {
 export function sampleView(record: RolloutRecord, n: NumberedSample, tok: TextTokenizer): SampleView {
   const { sample: s, credit } = n;
   const grid = s.metadata.planHorizon !== undefined ? gridRows(tok.decode(s.promptTokens)) : undefined;
+  // RFT fits the correct episodes with advantage 1: tree credit on the samples was not trained.
+  const perToken = record.objective === 'rft' ? undefined : s.tokenAdvantages;
   return {
     index: n.index,
     role: s.metadata.role,
@@ -26,9 +28,9 @@ export function sampleView(record: RolloutRecord, n: NumberedSample, tok: TextTo
     reward: s.reward,
     advantage: credit.advantage,
     status: credit.status,
-    tokenAdvantages: s.tokenAdvantages !== undefined,
+    tokenAdvantages: perToken !== undefined,
     prompt: promptPieces(tok, s.promptTokens),
-    response: responsePieces(tok, s.responseTokens, s.logprobs, s.lossMask, s.tokenAdvantages),
+    response: responsePieces(tok, s.responseTokens, s.logprobs, s.lossMask, perToken),
     ...(grid ? { grid } : {}),
   };
 }
@@ -49,7 +51,8 @@ export function episodeView(
   partners: readonly PartnerSamples[] = [],
 ): EpisodeView {
   const partnerViews = partners.flatMap((p) =>
-    p.samples.map((n): SampleView => ({ ...sampleView(record, n, tok), advantage: null, status: 'partner', partnerJob: p.job })),
+    // The partner job counts its own weight versions: its samples' staleness is not this job's to tell.
+    p.samples.map((n): SampleView => ({ ...sampleView(record, n, tok), advantage: null, staleness: null, status: 'partner', partnerJob: p.job })),
   );
   return {
     runId,

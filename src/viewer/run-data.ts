@@ -5,6 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { RolloutRecord, SessionRecord } from '../contracts/rollout-record';
+import type { RunState } from '../contracts/training-run';
 import type { BlobRef, Sample } from '../domain/types';
 import { getJson, type BlobStore } from '../store/blob-store';
 import { names, runKey, stepOfName } from '../store/run-names';
@@ -16,8 +17,8 @@ import type { RecordedCallView, RunList, RunView, StepListItem } from './view-ty
 import { readEpisodeTimelines } from '../gateway/recorder';
 import type { PartnerSamples } from './episode-view';
 
-/** The baselines' own runs that train through trainGrpo too, named after the run. */
-const RELATED_SUFFIXES = ['_rft'];
+/** The baselines' own runs that train through trainGrpo too: the RFT branch, `<run>~rft` (workflows/baselines.ts). */
+const RELATED_SUFFIXES = ['~rft'];
 
 /** A run id as the viewer takes it: what names.* turn into a key, never a path that climbs out. */
 export function checkRunId(id: string): string {
@@ -27,13 +28,23 @@ export function checkRunId(id: string): string {
   return id;
 }
 
+/**
+ * A recorded update's RL step: its global step past the one RL started from where the run saved it;
+ * else its place among the run's recorded updates (Plan/Act jobs train once per rollout).
+ */
+export function rlStepOf(step: number, index: number, rlStart: number | undefined): number {
+  return rlStart !== undefined ? step - rlStart : index + 1;
+}
+
 export class RunData {
-  private readonly sets = new Map<string, Sample[]>();
+  /** Sample sets read, by sha256 (blobs never change), the oldest dropped past cacheBytes of blob. */
+  private readonly sets = new Map<string, { samples: Sample[]; bytes: number }>();
+  private cachedBytes = 0;
 
   constructor(
     private readonly store: BlobStore,
     private readonly runsDir: string,
-    private readonly cachedSets = 32,
+    private readonly cacheBytes = 256 << 20,
   ) {}
 
   /** Runs with a metrics file, newest first. */
@@ -74,8 +85,10 @@ export class RunData {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
       throw err;
     }
+    // A line being appended right now is not a bad line: read up to the last complete one.
+    const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
     try {
-      return { metrics: parseMetricsJsonl(text, file) };
+      return { metrics: parseMetricsJsonl(complete, file) };
     } catch (err) {
       return { error: (err as Error).message };
     }
@@ -94,12 +107,14 @@ export class RunData {
       Promise.all(RELATED_SUFFIXES.map(async (suffix) => ((await this.recordedSteps(runId + suffix)).length > 0 ? runId + suffix : undefined))),
     ]);
     if (!metrics && !error && steps.length === 0) throw notFound(`run '${runId}': no metrics file in ${this.runsDir} and no rollout records in the store`);
-    const rl = metrics?.rl ?? [];
-    // The k-th recorded update is RL step k: every RL step writes one record.
+    const rlStart = steps.length > 0 ? await this.rlStartStep(runId) : undefined;
+    const byStep = new Map((metrics?.rl ?? []).map((p) => [p.step, p]));
     const items: StepListItem[] = steps.map((step, i) => {
-      const line = rl.find((p) => p.step === i + 1);
-      return { step, rlStep: i + 1, ...(line ? { metrics: line } : {}) };
+      const rlStep = rlStepOf(step, i, rlStart);
+      const line = rlStart !== undefined ? byStep.get(rlStep) : undefined;
+      return { step, rlStep, ...(line ? { metrics: line } : {}) };
     });
+    const rl = metrics?.rl ?? [];
     const sft = metrics?.sftLoss ?? [];
     return {
       id: runId,
@@ -117,8 +132,22 @@ export class RunData {
     };
   }
 
-  /** The record of global step `step` and its place among the run's updates. */
-  async record(runId: string, step: number): Promise<{ record: RolloutRecord; rlStep: number }> {
+  /**
+   * The global step RL started from (the run state's rlStart: trainingRun saves it), or undefined
+   * for runs that keep none (Plan/Act jobs, the RFT branch).
+   */
+  async rlStartStep(runId: string): Promise<number | undefined> {
+    const ref = await this.store.getName(names.runState(runId));
+    if (!ref) return undefined;
+    try {
+      return (await getJson<RunState>(this.store, ref)).rlStart?.step;
+    } catch (err) {
+      throw asViewerError(err, `the saved state of run '${runId}'`);
+    }
+  }
+
+  /** The record of global step `step`, its RL step, and whether that RL step is the metrics file's (rlStart known). */
+  async record(runId: string, step: number): Promise<{ record: RolloutRecord; rlStep: number; rlStepKnown: boolean }> {
     const ref = await this.store.getName(names.rolloutRecord(runId, step));
     if (!ref) throw notFound(`run '${runId}' has no rollout record at step ${step}`);
     let record: RolloutRecord;
@@ -130,8 +159,8 @@ export class RunData {
     if (record.version !== 1 || !Array.isArray(record.sets) || !Array.isArray(record.credit)) {
       throw new ViewerError(502, 'blob-unreadable', `the rollout record of step ${step} is not a version-1 record`);
     }
-    const steps = await this.recordedSteps(runId);
-    return { record, rlStep: steps.indexOf(step) + 1 };
+    const [steps, rlStart] = await Promise.all([this.recordedSteps(runId), this.rlStartStep(runId)]);
+    return { record, rlStep: rlStepOf(step, steps.indexOf(step), rlStart), rlStepKnown: rlStart !== undefined };
   }
 
   /**
@@ -188,7 +217,7 @@ export class RunData {
 
   private async readSet(ref: BlobRef, what: string): Promise<Sample[]> {
     const cached = this.sets.get(ref.sha256);
-    if (cached) return cached;
+    if (cached) return cached.samples;
     let samples: Sample[];
     try {
       samples = (await getJson<{ samples: Sample[] }>(this.store, ref)).samples;
@@ -196,8 +225,13 @@ export class RunData {
     } catch (err) {
       throw asViewerError(err, what);
     }
-    this.sets.set(ref.sha256, samples);
-    if (this.sets.size > this.cachedSets) this.sets.delete(this.sets.keys().next().value!);
+    this.sets.set(ref.sha256, { samples, bytes: ref.bytes });
+    this.cachedBytes += ref.bytes;
+    for (const [sha, entry] of this.sets) {
+      if (this.cachedBytes <= this.cacheBytes || this.sets.size === 1) break;
+      this.sets.delete(sha);
+      this.cachedBytes -= entry.bytes;
+    }
     return samples;
   }
 

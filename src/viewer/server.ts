@@ -69,6 +69,16 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     if (status !== undefined && status >= 400 && status < 500) return reply.status(status).send({ error: 'bad-request', message: (err as Error).message });
     return reply.status(500).send({ error: 'internal', message: (err as Error).message });
   });
+  // Only pages this server served may call it: a page elsewhere whose name resolves to 127.0.0.1
+  // (DNS rebinding) sends its own Host header and is refused.
+  app.addHook('onRequest', async (req, reply) => {
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : undefined;
+    const allowed = [`127.0.0.1:${port}`, `localhost:${port}`];
+    if (!allowed.includes(req.headers.host ?? '')) {
+      return reply.status(403).send({ error: 'bad-request', message: `Host ${JSON.stringify(req.headers.host ?? '')} is not this viewer's (${allowed.join(' or ')})` });
+    }
+  });
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ error: 'not-found', message: `no such page: ${req.url}` }));
 
   for (const [route, asset] of Object.entries(assets)) {
@@ -95,10 +105,9 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const step = stepParam(req.params.step);
     const groupOffset = intParam(q, 'groupOffset', 0, 0, 1e9);
     const groupLimit = intParam(q, 'groupLimit', 8, 1, 64);
-    const { record, rlStep } = await data.record(runId, step);
+    const { record, rlStep, rlStepKnown } = await data.record(runId, step);
     const samples = await data.samples(record);
-    const { metrics } = await data.metrics(runId);
-    const line = metrics?.rl.find((p) => p.step === rlStep);
+    const line = rlStepKnown ? (await data.metrics(runId)).metrics?.rl.find((p) => p.step === rlStep) : undefined;
     return stepView(record, samples, opts.tokenizer, { runId: record.runId, rlStep, groupOffset, groupLimit, links: opts.links, ...(line ? { metrics: line } : {}) });
   });
 

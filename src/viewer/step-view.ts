@@ -4,7 +4,7 @@
  * server hands it the record and the samples it read.
  */
 import type { RolloutRecord } from '../contracts/rollout-record';
-import type { Sample } from '../domain/types';
+import type { AgentRole, Sample } from '../domain/types';
 import { TOOL_CALL_OPEN } from '../planact/protocol';
 import { groupKey } from '../rl/advantages';
 import type { TextTokenizer } from '../model/tokenizer-types';
@@ -69,14 +69,19 @@ export function episodeSummary(
   const shape = shapeOf(runId, episodeId, plain);
   const workflowId = episodeWorkflowId(runId, episodeId, shape);
   const versions = [...new Set(plain.map((s) => s.metadata.weightVersion))].sort((a, b) => a - b);
-  // The advantage its trained samples got (all of an episode's samples share it; tree credit is per token).
+  // The advantage its trained samples got: one per episode, or one per role with rl.advantageNorm
+  // role (tree credit is per token, on the samples).
   const credited = samples.find((s) => s.credit.status === 'trained') ?? samples[0]!;
+  const byRole: Partial<Record<AgentRole, number>> = {};
+  for (const s of samples) if (s.credit.status === 'trained') byRole[s.sample.metadata.role] ??= s.credit.advantage;
+  const roleValues = new Set(Object.values(byRole));
   const tree = TREE_OUTPUT.exec(episodeId);
   const horizon = plain.find((s) => s.metadata.planHorizon !== undefined)?.metadata.planHorizon;
   return {
     episodeId,
     reward: plain[0]!.reward,
     advantage: credited.credit.advantage,
+    ...(roleValues.size > 1 ? { advantageByRole: byRole } : {}),
     samples: samples.length,
     trained: samples.filter((s) => s.credit.status === 'trained').length,
     statuses: [...new Set(samples.map((s) => s.credit.status))],

@@ -52,7 +52,10 @@ export interface RunView {
 export interface EpisodeSummary {
   episodeId: string;
   reward: number;
+  /** The advantage its samples were trained with (with rl.advantageNorm role, the first role's; see advantageByRole). */
   advantage: number;
+  /** rl.advantageNorm role: each role's advantage, where the roles' differ. */
+  advantageByRole?: Partial<Record<AgentRole, number>>;
   /** Samples (timelines) the episode trained as, and how many became training rows. */
   samples: number;
   trained: number;
@@ -115,7 +118,8 @@ export interface SampleView {
   planHorizon?: number;
   chunkOffset?: number;
   weightVersion: number;
-  staleness: number;
+  /** null: a partner job's sample (it counts its own weight versions). */
+  staleness: number | null;
   reward: number;
   /** null: a partner job's sample (its own record has the advantage). */
   advantage: number | null;

@@ -25,7 +25,11 @@ function sample(episode: number, group: string, reward: number, version: number,
   };
 }
 
-/** Writes the run's metrics file and its records at global steps 101 and 102; returns the sample set's sha256. */
+/**
+ * Writes the run's metrics file (RL step 1), its saved state (RL started from global step 100) and
+ * records at global steps 101 and 103 (RL steps 1 and 3; step 2's was never written); returns the
+ * sample set's sha256.
+ */
 export async function writeViewerFixture(store: BlobStore, runsDir: string): Promise<string> {
   fs.mkdirSync(path.join(runsDir, FIXTURE_RUN), { recursive: true });
   fs.writeFileSync(path.join(runsDir, FIXTURE_RUN, 'metrics.jsonl'), `${JSON.stringify({ kind: 'rl', step: 1, meanReward: 0.5, accuracy: 0.5, loss: 0.1, seconds: { publish: 0, rollout: 1, train: 1 } })}\n`);
@@ -36,7 +40,8 @@ export async function writeViewerFixture(store: BlobStore, runsDir: string): Pro
     sample(3, 'r1-p1', 1, 3, 'ANSWER: 7'),
   ];
   const set = await writeSet(store, 'single', samples);
-  for (const step of [101, 102]) {
+  await store.setName(names.runState(FIXTURE_RUN), await putJson(store, { losses: [], evals: [], rlStart: { name: 'x', ref: set.ref, step: 100 } }, 'run-state'));
+  for (const step of [101, 103]) {
     const record: RolloutRecord = {
       version: 1,
       runId: FIXTURE_RUN,

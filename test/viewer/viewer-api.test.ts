@@ -4,12 +4,13 @@
  * blob answered as a 502 that names it, while other requests keep being served.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { createViewer } from '../../src/viewer/server';
-import { checkRunId } from '../../src/viewer/run-data';
+import { checkRunId, rlStepOf } from '../../src/viewer/run-data';
 import type { StepView, EpisodeView, RunView } from '../../src/viewer/view-types';
 import { tempStore } from '../helpers/store';
 import { FIXTURE_RUN, writeViewerFixture } from '../helpers/viewer-fixture';
@@ -41,13 +42,14 @@ const getFrom = async (root: string, url: string) => {
 };
 const get = (url: string) => getFrom(base, url);
 
-test('lists runs and a run\'s recorded steps, joined with the metrics file by RL step', async () => {
+test('lists runs and a run\'s recorded steps, numbered from the step RL started at and joined with the metrics file', async () => {
   const runs = await get('/api/runs');
   expect(runs.body).toMatchObject({ runs: [{ id: RUN }], page: { total: 1 } });
   const run = (await get(`/api/runs/${RUN}`)).body as unknown as RunView;
-  expect(run.steps.map((s) => [s.step, s.rlStep, s.metrics?.meanReward])).toEqual([[101, 1, 0.5], [102, 2, undefined]]);
+  // RL started at global step 100: the records at 101 and 103 are RL steps 1 and 3, not 1 and 2.
+  expect(run.steps.map((s) => [s.step, s.rlStep, s.metrics?.meanReward])).toEqual([[101, 1, 0.5], [103, 3, undefined]]);
   const paged = (await get(`/api/runs/${RUN}?offset=1&limit=1`)).body as unknown as RunView;
-  expect(paged.steps.map((s) => s.step)).toEqual([102]);
+  expect(paged.steps.map((s) => s.step)).toEqual([103]);
   expect(paged.page).toEqual({ offset: 1, limit: 1, total: 2 });
 });
 
@@ -88,6 +90,24 @@ test.each([
   expect(res.body).toMatchObject({ error: 'bad-request', message: expect.stringMatching(message) });
 });
 
+test('a run without a saved RL start (a Plan/Act job) numbers its updates in order', () => {
+  expect([101, 103].map((step, i) => rlStepOf(step, i, undefined))).toEqual([1, 2]);
+  expect([101, 103].map((step, i) => rlStepOf(step, i, 100))).toEqual([1, 3]);
+});
+
+test("a request naming another host is refused (a rebound DNS name reaching the loopback viewer)", async () => {
+  const port = Number(new URL(base).port);
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/api/runs', headers: { host: `attacker.example:${port}` } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+  });
+  expect(status).toBe(403);
+  expect((await get('/api/runs')).status).toBe(200);
+});
+
 test("a run id that would climb out of the runs folder is refused (browsers normalise '..' in paths before asking)", () => {
   expect(() => checkRunId('..')).toThrow(/run: '\.\.' is not a run id/);
   expect(checkRunId('a/b')).toBe('a/b');
@@ -107,9 +127,9 @@ test('a corrupt or missing sample blob is a 502 naming it; other requests are st
   const root = await fresh.listen({ host: '127.0.0.1', port: 0 });
   try {
     fs.writeFileSync(file, Buffer.from('{"samples": []}'));
-    expect(await getFrom(root, `/api/runs/${RUN}/steps/102`)).toMatchObject({ status: 502, body: { error: 'blob-corrupt', message: expect.stringContaining(setSha) } });
+    expect(await getFrom(root, `/api/runs/${RUN}/steps/103`)).toMatchObject({ status: 502, body: { error: 'blob-corrupt', message: expect.stringContaining(setSha) } });
     fs.rmSync(file);
-    expect(await getFrom(root, `/api/runs/${RUN}/steps/102`)).toMatchObject({ status: 502, body: { error: 'blob-missing', message: expect.stringContaining(setSha) } });
+    expect(await getFrom(root, `/api/runs/${RUN}/steps/103`)).toMatchObject({ status: 502, body: { error: 'blob-missing', message: expect.stringContaining(setSha) } });
     expect((await getFrom(root, `/api/runs/${RUN}`)).status).toBe(200);
   } finally {
     fs.writeFileSync(file, good);

@@ -46,7 +46,7 @@ test('a blob overwritten in the bucket is a 502 naming it, and the run is served
   const good = await store.get({ sha256: setSha, bytes: 0, kind: 'samples-single' });
   await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: '{"samples":[]}' }));
   try {
-    const res = await fetch(`${base}/api/runs/${FIXTURE_RUN}/steps/102`);
+    const res = await fetch(`${base}/api/runs/${FIXTURE_RUN}/steps/103`);
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ error: 'blob-corrupt', message: expect.stringContaining(setSha) });
   } finally {

@@ -1,0 +1,223 @@
+/**
+ * The dual-mode comparison (issue 24, docs/plan-act.md): from one main-job run's SFT checkpoint,
+ *   - shared mode: one planActJob playing both roles,
+ *   - dual mode, outcome credit: a planner job and an actor job (rollout.plannerCredit outcome),
+ *   - dual mode, planner credit: the same with rollout.plannerCredit: correct-results,
+ * each trained for the main job's RL budget (rl.steps rollouts of rl.promptsPerStep x rl.groupSize
+ * episodes, the main job's rl.* settings), then every pairing judged alike by jointEvaluation on the
+ * main job's test problems: both trained policies, the frozen-planner controls (the SFT planner with
+ * each trained actor), shared mode, and SFT alone. Writes .data/dual-compare/<from-run>.json; with
+ * several runs given, prints each arm's mean over them and the paired differences.
+ *   node dist/scripts/dual-compare.js --from-run <main-job id>      (its config: <runs>/<id>.input.json)
+ *   node dist/scripts/dual-compare.js --summarize <main-job id>,<main-job id>,...
+ * Workers run in-process against TEMPORAL_ADDRESS or the dev server on :7233 (as the main job).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { parseRunConfig } from '../src/config/parse';
+import type { RunConfigInput } from '../src/config/schema';
+import type { PlanActJobInput, PlanActJobResult } from '../src/contracts/plan-act';
+import type { WeightsInfo } from '../src/contracts/weights';
+import { names } from '../src/store/run-names';
+import { pairedOnProblems } from '../src/report/comparison';
+import { DATA_DIR } from '../src/paths';
+import { createWorkers, defaultRunsDir, defaultStore } from '../workers/create-workers';
+import { TASK_QUEUES } from '../workflows/shared';
+import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
+import { ensureServer } from './lib/local-server';
+import { runMain } from './lib/run-main';
+
+const OUT_DIR = path.join(DATA_DIR, 'dual-compare');
+
+/** The pairings judged, planner x actor. */
+const ARMS = ['sft', 'shared', 'dualOutcome', 'dualCredit', 'frozenPlannerOutcome', 'frozenPlannerCredit'] as const;
+type Arm = (typeof ARMS)[number];
+const LABELS: Record<Arm, string> = {
+  sft: 'SFT planner + SFT actor (no RL)',
+  shared: 'shared mode (one policy, both roles)',
+  dualOutcome: 'dual, outcome credit (both trained)',
+  dualCredit: 'dual, planner credit correct-results (both trained)',
+  frozenPlannerOutcome: 'SFT planner + dual-outcome actor',
+  frozenPlannerCredit: 'SFT planner + dual-credit actor',
+};
+
+interface ArmResult {
+  planner: string;
+  actor: string;
+  greedy: number;
+  stderr: number;
+  sampled?: number;
+  passAtK?: number[];
+  actToolRate?: number;
+  perProblem: string;
+}
+
+interface CompareFile {
+  fromRun: string;
+  fromStep: number;
+  rollouts: number;
+  jobs: Record<string, string>;
+  arms: Record<Arm, ArmResult>;
+  seconds: number;
+}
+
+/** The main job's config as the jobs take it: its task, model, rl and eval, Plan/Act rollouts in `mode`. */
+function jobConfig(base: Record<string, unknown>, experiment: string, mode: 'shared' | 'dual', credit: boolean): RunConfigInput {
+  const { compare: _unused, ...rest } = base as Record<string, unknown> & { compare?: unknown };
+  const cfg = {
+    ...rest,
+    experiment,
+    rollout: { ...(rest.rollout as Record<string, unknown>), kind: 'plan-act', mode, barrierTimeoutSec: 1800, rolloutTimeoutSec: 1800, fallbackOnTimeout: false, ...(credit ? { plannerCredit: 'correct-results' } : {}) },
+    // The jobs' own oracle-context evaluations only at the start (the joint evaluation is the measure).
+    eval: { ...(rest.eval as Record<string, unknown>), rlEverySteps: 1000 },
+  } as RunConfigInput;
+  parseRunConfig(cfg, `${experiment} config`);
+  return cfg;
+}
+
+async function compare(fromRun: string): Promise<CompareFile> {
+  // The config the main job ran with (its seed included), as main.ts wrote it beside its metrics.
+  const configFile = path.join(defaultRunsDir(), `${fromRun}.input.json`);
+  if (!fs.existsSync(configFile)) throw new Error(`no ${configFile}: give a run started by scripts/main.sh (DURABLE_RL_RUNS names another runs folder)`);
+  const base = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+  const parsed = parseRunConfig(base, configFile);
+  const fromStep = parsed.sft.steps;
+  const rollouts = parsed.rl.steps;
+  const rolloutIds = Array.from({ length: rollouts }, (_, i) => i + 1);
+
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await ensureServer();
+  const store = defaultStore();
+  const native = await NativeConnection.connect({ address: server.address });
+  const workers = await createWorkers({ connection: native, queues: ['orchestration', 'inference', 'training', 'tools'], store });
+  const running = workers.map((w) => w.run());
+  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const t0 = Date.now();
+  try {
+    const tag = `${fromRun}-dual-cmp`;
+    const start = (id: string, input: PlanActJobInput) => client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [input] });
+    const job = (role: PlanActJobInput['role'], experiment: string, mode: 'shared' | 'dual', credit: boolean): PlanActJobInput => ({
+      role,
+      config: jobConfig(base, experiment, mode, credit),
+      rolloutIds,
+      weightsFromRun: fromRun,
+      fromStep,
+    });
+    const jobs = {
+      shared: `${tag}-shared`,
+      outcomePlanner: `${tag}-outcome-planner`,
+      outcomeActor: `${tag}-outcome-actor`,
+      creditPlanner: `${tag}-credit-planner`,
+      creditActor: `${tag}-credit-actor`,
+    };
+    console.log(`training 5 jobs for ${rollouts} rollouts from ${fromRun} step ${fromStep}: ${Object.values(jobs).join(', ')}`);
+    const handles = await Promise.all([
+      start(jobs.shared, job('shared', `${tag}-shared`, 'shared', false)),
+      start(jobs.outcomePlanner, job('planner', `${tag}-outcome`, 'dual', false)),
+      start(jobs.outcomeActor, job('actor', `${tag}-outcome`, 'dual', false)),
+      start(jobs.creditPlanner, job('planner', `${tag}-credit`, 'dual', true)),
+      start(jobs.creditActor, job('actor', `${tag}-credit`, 'dual', true)),
+    ]);
+    const results = (await Promise.all(handles.map((h) => h.result()))) as PlanActJobResult[];
+    for (const [i, r] of results.entries()) {
+      const fellBack = r.rollouts.filter((x) => x.outcome === 'fell-back').length;
+      if (fellBack > 0) throw new Error(`${handles[i]!.workflowId}: ${fellBack} rollouts fell back; the comparison needs joint rollouts`);
+    }
+    console.log(`trained in ${((Date.now() - t0) / 1000).toFixed(0)} s; judging ${ARMS.length} pairings on the test problems`);
+
+    // The SFT policy: the weights every job published before its first update (version 0).
+    const ref = await store.getName(names.weights(jobs.outcomePlanner, 0));
+    if (!ref) throw new Error(`${jobs.outcomePlanner} published no version 0`);
+    const sft: WeightsInfo = { version: 0, step: fromStep, onnx: ref };
+    const from = (run: string) => ({ fromRun: run });
+    const pairings: Record<Arm, Pick<JointEvaluationInput, 'planner' | 'actor'>> = {
+      sft: { planner: { weights: sft }, actor: { weights: sft } },
+      shared: { planner: from(jobs.shared), actor: from(jobs.shared) },
+      dualOutcome: { planner: from(jobs.outcomePlanner), actor: from(jobs.outcomeActor) },
+      dualCredit: { planner: from(jobs.creditPlanner), actor: from(jobs.creditActor) },
+      frozenPlannerOutcome: { planner: { weights: sft }, actor: from(jobs.outcomeActor) },
+      frozenPlannerCredit: { planner: { weights: sft }, actor: from(jobs.creditActor) },
+    };
+    const evalConfig = jobConfig(base, `${tag}-joint`, 'dual', false);
+    const judged = await Promise.all(
+      ARMS.map(async (arm) => {
+        const r = (await client.workflow.execute('jointEvaluation', {
+          taskQueue: TASK_QUEUES.orchestration,
+          workflowId: `${tag}-joint-${arm}`,
+          args: [{ config: evalConfig, ...pairings[arm], part: 'test' } satisfies JointEvaluationInput],
+        })) as JointEvaluationResult;
+        const planner = 'fromRun' in pairings[arm].planner ? pairings[arm].planner.fromRun : 'sft';
+        const actor = 'fromRun' in pairings[arm].actor ? pairings[arm].actor.fromRun : 'sft';
+        const out: ArmResult = {
+          planner,
+          actor,
+          greedy: r.greedy.accuracy,
+          stderr: r.greedy.stderr,
+          ...(r.sampled ? { sampled: r.sampled.accuracy } : {}),
+          ...(r.passAtK ? { passAtK: r.passAtK } : {}),
+          ...(r.tools ? { actToolRate: r.tools.actToolRate } : {}),
+          perProblem: r.perProblem!,
+        };
+        return [arm, out] as const;
+      }),
+    );
+    return { fromRun, fromStep, rollouts, jobs, arms: Object.fromEntries(judged) as Record<Arm, ArmResult>, seconds: Math.round((Date.now() - t0) / 1000) };
+  } finally {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    await Promise.all(running);
+  }
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+function summarize(files: CompareFile[]): string {
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const se = (xs: number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1) / xs.length) : Number.NaN);
+  const lines = [`Dual-mode comparison, greedy accuracy on the test problems, ${files.length} run(s): ${files.map((f) => f.fromRun).join(', ')}`, ''];
+  lines.push('| pairing | mean | per run |', '|---|---:|---|');
+  for (const arm of ARMS) lines.push(`| ${LABELS[arm]} | ${pct(mean(files.map((f) => f.arms[arm].greedy)))} | ${files.map((f) => pct(f.arms[arm].greedy)).join(', ')} |`);
+  const pairs: Array<[Arm, Arm]> = [
+    ['dualCredit', 'dualOutcome'],
+    ['dualOutcome', 'frozenPlannerOutcome'],
+    ['dualCredit', 'frozenPlannerCredit'],
+    ['dualCredit', 'shared'],
+    ['dualOutcome', 'shared'],
+    ['shared', 'sft'],
+  ];
+  lines.push('', '| difference (points) | mean over runs ± SE | per run, on its problems ± SE |', '|---|---:|---|');
+  for (const [a, b] of pairs) {
+    const per = files.map((f) => pairedOnProblems(f.arms[a].perProblem, f.arms[b].perProblem));
+    const diffs = per.map((d) => 100 * d.diff);
+    lines.push(`| ${a} − ${b} | ${mean(diffs).toFixed(1)} ± ${se(diffs).toFixed(1)} | ${per.map((d) => `${(100 * d.diff).toFixed(1)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<number> {
+  const opts = new Command()
+    .option('--from-run <id>', "a main-job run: the jobs start from its SFT checkpoint")
+    .option('--summarize <ids>', 'comma-separated main-job runs already compared: print the table')
+    .parse()
+    .opts<{ fromRun?: string; summarize?: string }>();
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  if (opts.summarize) {
+    const files = opts.summarize.split(',').map((id) => JSON.parse(fs.readFileSync(path.join(OUT_DIR, `${id}.json`), 'utf8')) as CompareFile);
+    console.log(summarize(files));
+    return 0;
+  }
+  if (!opts.fromRun) {
+    console.error('give --from-run <main-job id> (or --summarize <ids>)');
+    return 2;
+  }
+  const result = await compare(opts.fromRun);
+  const file = path.join(OUT_DIR, `${opts.fromRun}.json`);
+  fs.writeFileSync(file, JSON.stringify(result, null, 2));
+  console.log(summarize([result]));
+  console.log(`\nwritten ${path.relative(process.cwd(), file)} (${result.seconds} s)`);
+  return 0;
+}
+
+runMain(main);
