@@ -4,7 +4,7 @@
  * The README's picture of the rollout viewer: serves the viewer in-process over the runs folder and
  * blob store (as `npm run viewer` does), opens the run's step in chromium, picks the group whose
  * episodes differ most in reward, opens its episode with the most tool calls, hovers a trained token
- * and saves the window.
+ * in its last sample and saves the window.
  */
 import path from 'node:path';
 import { Command } from 'commander';
@@ -45,9 +45,9 @@ async function main(): Promise<void> {
     const group = view.groups[index]!;
     const episode = group.episodes.reduce((a, e) => (e.toolCalls > a.toolCalls ? e : a));
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    const offset = Math.floor(index / 8) * 8; // the page shows 8 groups at a time
-    await page.goto(`${base}/#/run/${encodeURIComponent(opts.run)}/step/${step}?g=${offset}&e=${encodeURIComponent(episode.episodeId)}`);
-    const token = page.locator('#episode .timeline .tok.m1').nth(3);
+    // The chosen group first (the page starts its 8 groups at ?g=), and a token of the episode's last sample hovered.
+    await page.goto(`${base}/#/run/${encodeURIComponent(opts.run)}/step/${step}?g=${index}&e=${encodeURIComponent(episode.episodeId)}`);
+    const token = page.locator('#episode .sample').last().locator('.tok.m1').nth(2);
     await token.waitFor();
     await token.scrollIntoViewIfNeeded();
     await token.hover();
