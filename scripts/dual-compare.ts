@@ -67,8 +67,11 @@ interface CompareFile {
 /** The main job's config as the jobs take it: its task, model, rl and eval, Plan/Act rollouts in `mode`. */
 function jobConfig(base: Record<string, unknown>, experiment: string, mode: 'shared' | 'dual', credit: boolean): RunConfigInput {
   const { compare: _unused, ...rest } = base as Record<string, unknown> & { compare?: unknown };
+  // The SFT demonstrations' keys are trainingRun's (a job refuses them): the jobs start from SFT's checkpoint.
+  const { demoToolUseRate: _rate, extraDemonstrations: _extra, ...task } = rest.task as Record<string, unknown>;
   const cfg = {
     ...rest,
+    task,
     experiment,
     rollout: { ...(rest.rollout as Record<string, unknown>), kind: 'plan-act', mode, barrierTimeoutSec: 1800, rolloutTimeoutSec: 1800, fallbackOnTimeout: false, ...(credit ? { plannerCredit: 'correct-results' } : {}) },
     // The jobs' own oracle-context evaluations only at the start (the joint evaluation is the measure).
