@@ -22,35 +22,68 @@ const KEEP_VERSIONS = 4;
  */
 const PREFIX_CACHE_BYTES = 64 << 20;
 
+interface Entry {
+  engine: Promise<BatchingEngine>;
+  /** Callers inside lease(): an evaluation holds its engine between requests, when no batch is queued. */
+  leases: number;
+  evicted: boolean;
+}
+
+export type EngineLoader = (weights: WeightsInfo) => Promise<BatchingEngine>;
+
 export class EngineCache {
-  private readonly engines = new Map<string, Promise<BatchingEngine>>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly load: EngineLoader;
 
-  constructor(
-    private readonly store: BlobStore,
-    private readonly maxBatch: number,
-  ) {}
+  constructor(store: BlobStore, maxBatch: number, load?: EngineLoader) {
+    this.load = load ?? ((weights) => loadBatchingEngine(store, weights, maxBatch));
+  }
 
+  /** The engine of these weights, for one request (the batcher keeps it alive while that is queued). */
   get(weights: WeightsInfo): Promise<BatchingEngine> {
+    return this.entry(weights).engine;
+  }
+
+  /**
+   * The engine of these weights for as long as `use` runs: an engine evicted meanwhile is released
+   * only after the last lease ends. (Released as soon as its queue was empty, an evaluation's engine
+   * was disposed between two of its requests when other weights filled the cache.)
+   */
+  async lease<T>(weights: WeightsInfo, use: (engine: BatchingEngine) => Promise<T>): Promise<T> {
+    const entry = this.entry(weights);
+    entry.leases += 1;
+    try {
+      return await use(await entry.engine);
+    } finally {
+      entry.leases -= 1;
+      if (entry.evicted && entry.leases === 0) release(entry);
+    }
+  }
+
+  private entry(weights: WeightsInfo): Entry {
     const key = weights.onnx.sha256;
-    let engine = this.engines.get(key);
-    if (!engine) {
-      engine = this.load(weights);
-      engine.catch(() => this.engines.delete(key));
-      this.engines.set(key, engine);
-      while (this.engines.size > KEEP_VERSIONS) {
-        const oldest = this.engines.keys().next().value as string;
-        const evicted = this.engines.get(oldest);
-        this.engines.delete(oldest);
-        // Release once its in-flight batches are done; a failed load has nothing to release.
-        evicted?.then((e) => e.release()).catch(() => undefined);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      const created: Entry = { engine: this.load(weights), leases: 0, evicted: false };
+      created.engine.catch(() => {
+        if (this.entries.get(key) === created) this.entries.delete(key);
+      });
+      this.entries.set(key, created);
+      entry = created;
+      while (this.entries.size > KEEP_VERSIONS) {
+        const [oldest, evicted] = this.entries.entries().next().value as [string, Entry];
+        this.entries.delete(oldest);
+        evicted.evicted = true;
+        if (evicted.leases === 0) release(evicted);
       }
     }
-    return engine;
+    return entry;
   }
+}
 
-  private load(weights: WeightsInfo): Promise<BatchingEngine> {
-    return loadBatchingEngine(this.store, weights, this.maxBatch);
-  }
+/** Frees an evicted engine once its in-flight batches are done; a failed load has nothing to free. */
+function release(entry: Entry): void {
+  entry.engine.then((e) => e.release()).catch(() => undefined);
 }
 
 /** The embedded engine of published weights (their ONNX blob), behind a batcher. */

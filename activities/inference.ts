@@ -241,41 +241,41 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
 
     /** End-to-end accuracy on held-out problems of a distribution, greedy and sampled (how RL is judged). */
     async evaluateEpisodes(input: EvaluateEpisodesInput): Promise<EpisodeAccuracyReport> {
-      const engine = await engines.get(input.weights);
-      const actor = input.actorWeights ? await engines.get(input.actorWeights) : engine;
       let done = 0;
       const { weights: _weights, actorWeights: _actor, ...opts } = input;
-      const work = evaluateEpisodeAccuracy({ planner: engine, actor }, { ...opts, onEpisode: () => (done += 1) });
+      // Leased: an evaluation holds its engines across many requests (and tool calls between them).
+      const work = engines.lease(input.weights, (engine) =>
+        input.actorWeights
+          ? engines.lease(input.actorWeights, (actor) => evaluateEpisodeAccuracy({ planner: engine, actor }, { ...opts, onEpisode: () => (done += 1) }))
+          : evaluateEpisodeAccuracy({ planner: engine, actor: engine }, { ...opts, onEpisode: () => (done += 1) }),
+      );
       return withHeartbeat(work, () => ({ episodesDone: done }));
     },
 
     /** Grid world: success per plan horizon on held-out layouts, greedy and sampled. */
     async evaluateHorizons(input: EvaluateHorizonsInput): Promise<HorizonEvalReport> {
-      const engine = await engines.get(input.weights);
       let done = 0;
       const { weights: _weights, ...opts } = input;
-      return withHeartbeat(evaluateHorizonPolicy(engine, { ...opts, onEpisode: () => (done += 1) }), () => ({ episodesDone: done }));
+      return withHeartbeat(engines.lease(input.weights, (engine) => evaluateHorizonPolicy(engine, { ...opts, onEpisode: () => (done += 1) })), () => ({ episodesDone: done }));
     },
 
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvalReport> {
-      const engine = await engines.get(input.weights);
       let done = 0;
-      if (input.task.kind === 'grid') {
-        // SFT's evaluation of the grid world: greedy success on held-out layouts, per horizon.
-        const report = await withHeartbeat(
-          evaluateHorizonPolicy(engine, { seed: input.seed, layouts: input.task.evalProblems, grid: input.task.grid!, horizon: input.horizon!, onEpisode: () => (done += 1) }),
-          () => ({ episodesDone: done }),
-        );
-        return { problems: report.greedy.total, episodeAccuracy: report.greedy.accuracy, byHorizon: report.byHorizon, examples: [report.example] };
-      }
-      const work = evaluateArithPolicy(engine, {
-        seed: input.seed,
-        problems: input.task.evalProblems,
-        difficulty: input.task.difficulty,
-        scheme: splitSchemeOf(input.task),
-        rollout: input.rollout,
-        maxNewTokens: input.maxNewTokens,
-        onEpisode: () => (done += 1),
+      const work = engines.lease(input.weights, async (engine): Promise<EvalReport> => {
+        if (input.task.kind === 'grid') {
+          // SFT's evaluation of the grid world: greedy success on held-out layouts, per horizon.
+          const report = await evaluateHorizonPolicy(engine, { seed: input.seed, layouts: input.task.evalProblems, grid: input.task.grid!, horizon: input.horizon!, onEpisode: () => (done += 1) });
+          return { problems: report.greedy.total, episodeAccuracy: report.greedy.accuracy, byHorizon: report.byHorizon, examples: [report.example] };
+        }
+        return evaluateArithPolicy(engine, {
+          seed: input.seed,
+          problems: input.task.evalProblems,
+          difficulty: input.task.difficulty,
+          scheme: splitSchemeOf(input.task),
+          rollout: input.rollout,
+          maxNewTokens: input.maxNewTokens,
+          onEpisode: () => (done += 1),
+        });
       });
       return withHeartbeat(work, () => ({ episodesDone: done }));
     },
