@@ -227,6 +227,7 @@ async function renderStep(id, stepText, q, current) {
     h('p', {},
       `${step.objective === 'rft' ? 'RFT' : 'GRPO'} update from weights v${step.policyVersion}${step.policyVersionKnown ? '' : ' (synchronous)'} · `,
       `${step.episodes} episodes, ${step.samples} samples, ${step.page.total} groups · rollout: ${step.shape}`,
+      step.fellBack ? ' · this rollout fell back to a single-agent rollout (the partner job did not come)' : '',
       step.metrics ? ` · mean reward ${fmt(m.meanReward)}, accuracy ${pct(m.accuracy)}, loss ${fmt(m.loss, 4)}` : ''),
     h('p', { class: 'legend' }, h('span', {}, 'Tokens: '), h('span', { class: 'tok m1 pos' }, 'trained, advantage > 0'), h('span', { class: 'tok m1 neg' }, 'trained, advantage < 0'),
       h('span', { class: 'tok m1' }, 'trained, advantage 0'), h('span', { class: 'tok m0' }, 'environment text (not trained)'), h('span', { class: 'tok prompt' }, 'prompt'),

@@ -5,14 +5,18 @@
  */
 import type { Sample } from '../domain/types';
 
-export type RolloutShape = 'plan-act' | 'standard' | 'agent' | 'tree' | 'horizon' | 'unknown';
+/** fallback: a Plan/Act job's single-agent rollout after its partner did not come (its records look like standard ones). */
+export type RolloutShape = 'plan-act' | 'standard' | 'fallback' | 'agent' | 'tree' | 'horizon' | 'unknown';
 
-/** What kind of rollout made an episode, read from its samples. */
-export function shapeOf(runId: string, episodeId: string, samples: readonly Sample[]): RolloutShape {
+/**
+ * What kind of rollout made an episode, read from its samples; `planActJob`: the run is a Plan/Act
+ * job (it keeps no trainingRun state), whose single-agent episodes are its fallback rollouts.
+ */
+export function shapeOf(runId: string, episodeId: string, samples: readonly Sample[], planActJob = false): RolloutShape {
   if (samples.some((s) => s.metadata.planHorizon !== undefined)) return 'horizon';
   if (/\/tree-rollout-\d+\/r\d+(\.\d+)*#\d+$/.test(episodeId)) return 'tree';
   if (/\/agent-rollout-\d+\/e\d+$/.test(episodeId)) return 'agent';
-  if (episodeId.startsWith(`${runId}/`) && /\/r\d+(b\d+)?\/single-(b\d+-)?\d+$/.test(episodeId)) return 'standard';
+  if (episodeId.startsWith(`${runId}/`) && /\/r\d+(b\d+)?\/single-(b\d+-)?\d+$/.test(episodeId)) return planActJob ? 'fallback' : 'standard';
   if (samples.some((s) => s.metadata.role === 'planner' || s.metadata.role === 'actor') && /\/r\d+(b\d+)?\/e\d+$/.test(episodeId)) return 'plan-act';
   return 'unknown';
 }
@@ -32,6 +36,10 @@ export function episodeWorkflowId(runId: string, episodeId: string, shape: Rollo
     case 'standard': {
       const m = tail && /^r(\d+)\/single-(?:b(\d+)-)?\d+$/.exec(tail);
       return m ? `${runId}/standard-rollout-${m[1]}${m[2] ? `-b${m[2]}` : ''}` : undefined;
+    }
+    case 'fallback': {
+      const m = tail && /^r(\d+)\/single-\d+$/.exec(tail);
+      return m ? `${runId}/fallback-r${m[1]}` : undefined;
     }
     case 'plan-act': {
       const m = tail && /^r(\d+)(?:b(\d+))?\/e\d+$/.exec(tail);

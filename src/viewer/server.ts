@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { BlobStore } from '../store/blob-store';
+import type { RolloutRecord } from '../contracts/rollout-record';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { REPO_ROOT } from '../paths';
 import { badRequest, notFound, ViewerError } from './errors';
@@ -59,6 +60,8 @@ function stepParam(raw: string): number {
 
 export function createViewer(opts: ViewerOptions): FastifyInstance {
   const data = new RunData(opts.store, opts.runsDir);
+  // A run with no trainingRun state that is not the RFT branch (objective rft) is a Plan/Act job.
+  const linksFor = (record: RolloutRecord, rlStepKnown: boolean): LinkSettings => ({ ...opts.links, planActJob: !rlStepKnown && record.objective !== 'rft' });
   // Run ids are workflow ids: longer than find-my-way's default 100-character parameters.
   const app = Fastify({ logger: false, forceCloseConnections: true, routerOptions: { maxParamLength: 1000 } });
   const assets = Object.fromEntries(Object.entries(STATIC).map(([route, file]) => [route, { body: fs.readFileSync(path.join(ASSETS, file)), type: CONTENT_TYPES[path.extname(file)]! }]));
@@ -108,7 +111,8 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const { record, rlStep, rlStepKnown } = await data.record(runId, step);
     const samples = await data.samples(record);
     const line = rlStepKnown ? (await data.metrics(runId)).metrics?.rl.find((p) => p.step === rlStep) : undefined;
-    return stepView(record, samples, opts.tokenizer, { runId: record.runId, rlStep, groupOffset, groupLimit, links: opts.links, ...(line ? { metrics: line } : {}) });
+    const links = linksFor(record, rlStepKnown);
+    return stepView(record, samples, opts.tokenizer, { runId: record.runId, rlStep, groupOffset, groupLimit, links, ...(line ? { metrics: line } : {}) });
   });
 
   app.get<{ Params: { run: string; step: string } }>('/api/runs/:run/steps/:step/episode', async (req) => {
@@ -118,10 +122,11 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const step = stepParam(req.params.step);
     const id = single(q, 'id');
     if (!id) throw badRequest("id: give the episode's id (?id=...)");
-    const { record } = await data.record(runId, step);
+    const { record, rlStepKnown } = await data.record(runId, step);
     const samples = byEpisode(await data.samples(record)).get(id);
     if (!samples) throw notFound(`step ${step} of run '${runId}' has no episode '${id}'`);
-    const view = episodeView(record, record.runId, id, samples, opts.tokenizer, opts.links, await data.partnerSamples(record, id));
+    const links = linksFor(record, rlStepKnown);
+    const view = episodeView(record, record.runId, id, samples, opts.tokenizer, links, await data.partnerSamples(record, id));
     return view.summary.shape === 'agent' ? { ...view, calls: await data.recordedCalls(id) } : view;
   });
 

@@ -23,6 +23,8 @@ export interface LinkSettings {
   /** The Temporal Web UI's address; absent: no links. */
   uiUrl?: string;
   namespace: string;
+  /** The run is a Plan/Act job (no trainingRun state): its single-agent episodes are fallbacks. */
+  planActJob?: boolean;
 }
 
 export function numberSamples(record: RolloutRecord, samples: readonly Sample[]): NumberedSample[] {
@@ -66,7 +68,7 @@ export function episodeSummary(
   links: LinkSettings,
 ): EpisodeSummary {
   const plain = samples.map((s) => s.sample);
-  const shape = shapeOf(runId, episodeId, plain);
+  const shape = shapeOf(runId, episodeId, plain, links.planActJob ?? false);
   const workflowId = episodeWorkflowId(runId, episodeId, shape);
   const versions = [...new Set(plain.map((s) => s.metadata.weightVersion))].sort((a, b) => a - b);
   // The advantage its trained samples got: one per episode, or one per role with rl.advantageNorm
@@ -169,6 +171,7 @@ export function stepView(record: RolloutRecord, samples: readonly NumberedSample
     policyVersionKnown: record.policyVersionKnown,
     objective: record.objective,
     shape: shapes.size === 1 ? [...shapes][0]! : 'unknown',
+    fellBack: shapes.has('fallback'),
     samples: samples.length,
     episodes: episodes.size,
     groups: views,

@@ -103,6 +103,8 @@ export interface StepView {
   policyVersionKnown: boolean;
   objective: 'grpo' | 'rft';
   shape: RolloutShape;
+  /** A Plan/Act job's rollout that fell back to a single-agent rollout (its partner did not come). */
+  fellBack: boolean;
   samples: number;
   episodes: number;
   groups: GroupView[];

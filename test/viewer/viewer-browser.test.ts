@@ -27,7 +27,7 @@ let viewer: FastifyInstance;
 let base = '';
 let browser: Browser;
 let page: Page;
-const runs: Record<'planAct' | 'tree' | 'grid' | 'dualPlanner' | 'agent', string> = { planAct: '', tree: '', grid: '', dualPlanner: '', agent: '' };
+const runs: Record<'planAct' | 'tree' | 'grid' | 'dualPlanner' | 'agent' | 'fallback', string> = { planAct: '', tree: '', grid: '', dualPlanner: '', agent: '', fallback: '' };
 let dualActor = '';
 let liveRun: Promise<unknown>;
 let stepsWhenOpened = -1;
@@ -80,7 +80,14 @@ beforeAll(async () => {
   );
   runs.dualPlanner = planner!.workflowId;
   dualActor = actor!.workflowId;
-  await Promise.all([tree.handle.result(), grid.handle.result(), agent.handle.result(), planner!.result(), actor!.result()]);
+  // A planner job whose partner never comes: it falls back to a single-agent rollout and trains on it.
+  const lone = await ctx.env.client.workflow.start('planActJob', {
+    taskQueue: TASK_QUEUES.orchestration,
+    workflowId: uniqueId('viewer-lone-planner'),
+    args: [{ role: 'planner', config: { ...tinyPlanActConfig(uniqueId('viewer-alone'), 'dual', { barrierTimeoutSec: 1, fallbackOnTimeout: true }), rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 } }, rolloutIds: [1], inferenceQueue: oracleQueue }],
+  });
+  runs.fallback = lone.workflowId;
+  await Promise.all([tree.handle.result(), grid.handle.result(), agent.handle.result(), planner!.result(), actor!.result(), lone.result()]);
 }, 600_000);
 
 afterAll(async () => {
@@ -183,6 +190,15 @@ test('episode links name workflows the Temporal server has', async () => {
       await expect(ctx.env.client.workflow.getHandle(id!).describe()).resolves.toMatchObject({ workflowId: id });
     }
   }
+}, 120_000);
+
+test("a Plan/Act job's fallback rollout says so and links to the fallback workflow", async () => {
+  const [step] = await recordedSteps(runs.fallback);
+  await open(`${runUrl(runs.fallback)}/step/${step}`);
+  expect(await page.locator('main p').first().textContent()).toContain('fell back to a single-agent rollout');
+  const links = await page.locator('#groups a.wf').evaluateAll((as) => as.map((a) => (a as unknown as { href: string }).href));
+  expect(links.length).toBeGreaterThan(0);
+  expect(new Set(links)).toEqual(new Set([`http://localhost:8233/namespaces/${ctx.namespace}/workflows/${encodeURIComponent(`${runs.fallback}/fallback-r1`)}`]));
 }, 120_000);
 
 test('a tree rollout is drawn as its tree, each output under its node', async () => {
