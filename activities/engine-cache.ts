@@ -26,7 +26,6 @@ interface Entry {
   engine: Promise<BatchingEngine>;
   /** Callers inside lease(): an evaluation holds its engine between requests, when no batch is queued. */
   leases: number;
-  evicted: boolean;
 }
 
 export type EngineLoader = (weights: WeightsInfo) => Promise<BatchingEngine>;
@@ -45,9 +44,10 @@ export class EngineCache {
   }
 
   /**
-   * The engine of these weights for as long as `use` runs: an engine evicted meanwhile is released
-   * only after the last lease ends. (Released as soon as its queue was empty, an evaluation's engine
-   * was disposed between two of its requests when other weights filled the cache.)
+   * The engine of these weights for as long as `use` runs: a leased engine is never evicted (the
+   * cache holds more than KEEP_VERSIONS while every one is leased, and sheds the extra at the next
+   * load). Released as soon as its queue was empty, an evaluation's engine was disposed between two
+   * of its requests when other weights filled the cache.
    */
   async lease<T>(weights: WeightsInfo, use: (engine: BatchingEngine) => Promise<T>): Promise<T> {
     const entry = this.entry(weights);
@@ -56,7 +56,6 @@ export class EngineCache {
       return await use(await entry.engine);
     } finally {
       entry.leases -= 1;
-      if (entry.evicted && entry.leases === 0) release(entry);
     }
   }
 
@@ -64,17 +63,19 @@ export class EngineCache {
     const key = weights.onnx.sha256;
     let entry = this.entries.get(key);
     if (!entry) {
-      const created: Entry = { engine: this.load(weights), leases: 0, evicted: false };
+      const created: Entry = { engine: this.load(weights), leases: 0 };
       created.engine.catch(() => {
         if (this.entries.get(key) === created) this.entries.delete(key);
       });
       this.entries.set(key, created);
       entry = created;
+      // Past KEEP_VERSIONS the oldest engine nobody leases goes (a leased one stays, so a later
+      // request for its weights finds it instead of loading a second copy).
       while (this.entries.size > KEEP_VERSIONS) {
-        const [oldest, evicted] = this.entries.entries().next().value as [string, Entry];
-        this.entries.delete(oldest);
-        evicted.evicted = true;
-        if (evicted.leases === 0) release(evicted);
+        const victim = [...this.entries].find(([k, e]) => e.leases === 0 && k !== key);
+        if (!victim) break;
+        this.entries.delete(victim[0]);
+        release(victim[1]);
       }
     }
     return entry;

@@ -187,7 +187,8 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     } catch (err) {
       throw asActivityFailure(err);
     }
-    const local = await (await engines.get(input.weights)).scoreTokens(served.promptTokenIds, served.tokenIds);
+    // Leased: scoring bypasses the batch queue, which is what keeps an evicted engine alive for get().
+    const local = await engines.lease(input.weights, (engine) => engine.scoreTokens(served.promptTokenIds, served.tokenIds));
     const maxLogprobDiff = Math.max(0, ...served.logprobs.map((lp, i) => Math.abs(lp - (local[i] as number))));
     if (!(maxLogprobDiff <= SYNC_LOGPROB_TOLERANCE)) {
       throw ApplicationFailure.nonRetryable(

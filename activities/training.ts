@@ -74,6 +74,7 @@ export type TrainGrpoOutput = Omit<GrpoUpdateResult, 'checkpoint' | 'perSample'>
  * sets and each sample's advantage and status. Named once per step; a retry writes the same bytes.
  */
 async function writeRolloutRecord(store: BlobStore, input: TrainGrpoInput, all: readonly Sample[], kept: (s: Sample) => boolean, perSample: readonly SampleCredit[]): Promise<void> {
+  const workflowType = Context.current().info.workflowType;
   let next = 0;
   const credit = all.map((s) => (kept(s) ? perSample[next++]! : { advantage: 0, status: 'not-kept' as const }));
   const record: RolloutRecord = {
@@ -86,6 +87,7 @@ async function writeRolloutRecord(store: BlobStore, input: TrainGrpoInput, all: 
     sets: input.samples,
     credit,
     ...(input.keepGroups ? { keepGroups: input.keepGroups } : {}),
+    ...(workflowType ? { workflowType } : {}),
     normAdvByStd: input.rl.normAdvByStd,
     // Absent in configs recorded before the key.
     advantageNorm: input.rl.advantageNorm ?? 'episode',

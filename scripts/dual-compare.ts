@@ -19,7 +19,9 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
 import type { RunConfigInput } from '../src/config/schema';
-import type { PlanActJobInput, PlanActJobResult } from '../src/contracts/plan-act';
+import type { PlanActJobInput } from '../src/contracts/plan-act';
+import type { RunState } from '../src/contracts/training-run';
+import { getJson } from '../src/store/blob-store';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { names } from '../src/store/run-names';
 import { pairedOnProblems } from '../src/report/comparison';
@@ -73,7 +75,7 @@ function jobConfig(base: Record<string, unknown>, experiment: string, mode: 'sha
     ...rest,
     task,
     experiment,
-    rollout: { ...(rest.rollout as Record<string, unknown>), kind: 'plan-act', mode, barrierTimeoutSec: 1800, rolloutTimeoutSec: 1800, fallbackOnTimeout: false, ...(credit ? { plannerCredit: 'correct-results' } : {}) },
+    rollout: { ...(rest.rollout as Record<string, unknown>), kind: 'plan-act', mode, barrierTimeoutSec: 1800, rolloutTimeoutSec: 1800, fallbackOnTimeout: false, plannerCredit: credit ? 'correct-results' : 'outcome' },
     // The jobs' own oracle-context evaluations only at the start (the joint evaluation is the measure).
     eval: { ...(rest.eval as Record<string, unknown>), rlEverySteps: 1000 },
   } as RunConfigInput;
@@ -87,13 +89,16 @@ async function compare(fromRun: string): Promise<CompareFile> {
   if (!fs.existsSync(configFile)) throw new Error(`no ${configFile}: give a run started by scripts/main.sh (DURABLE_RL_RUNS names another runs folder)`);
   const base = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
   const parsed = parseRunConfig(base, configFile);
-  const fromStep = parsed.sft.steps;
+  const store = defaultStore();
+  // The checkpoint the main job's RL started from (its saved state says which).
+  const stateRef = await store.getName(names.runState(fromRun));
+  const fromStep = stateRef ? (await getJson<RunState>(store, stateRef)).rlStart?.step : undefined;
+  if (fromStep === undefined) throw new Error(`run ${fromRun} saved no RL start in the blob store (did it reach RL?)`);
   const rollouts = parsed.rl.steps;
   const rolloutIds = Array.from({ length: rollouts }, (_, i) => i + 1);
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await ensureServer();
-  const store = defaultStore();
   const native = await NativeConnection.connect({ address: server.address });
   const workers = await createWorkers({ connection: native, queues: ['orchestration', 'inference', 'training', 'tools'], store });
   const running = workers.map((w) => w.run());
@@ -116,6 +121,10 @@ async function compare(fromRun: string): Promise<CompareFile> {
       creditPlanner: `${tag}-credit-planner`,
       creditActor: `${tag}-credit-actor`,
     };
+    // Job ids name their weights in the store: a second comparison under them would play the first one's weights.
+    for (const id of Object.values(jobs)) {
+      if (await store.getName(names.weights(id, 0))) throw new Error(`${id} has published weights already (an earlier comparison of ${fromRun}); its results are in ${OUT_DIR}`);
+    }
     console.log(`training 5 jobs for ${rollouts} rollouts from ${fromRun} step ${fromStep}: ${Object.values(jobs).join(', ')}`);
     const handles = await Promise.all([
       start(jobs.shared, job('shared', `${tag}-shared`, 'shared', false)),
@@ -124,10 +133,13 @@ async function compare(fromRun: string): Promise<CompareFile> {
       start(jobs.creditPlanner, job('planner', `${tag}-credit`, 'dual', true)),
       start(jobs.creditActor, job('actor', `${tag}-credit`, 'dual', true)),
     ]);
-    const results = (await Promise.all(handles.map((h) => h.result()))) as PlanActJobResult[];
-    for (const [i, r] of results.entries()) {
-      const fellBack = r.rollouts.filter((x) => x.outcome === 'fell-back').length;
-      if (fellBack > 0) throw new Error(`${handles[i]!.workflowId}: ${fellBack} rollouts fell back; the comparison needs joint rollouts`);
+    // fallbackOnTimeout is off: a job whose partner does not come fails instead of training alone.
+    try {
+      await Promise.all(handles.map((h) => h.result()));
+    } catch (err) {
+      // The others would wait for partners that are gone: stop them with the comparison.
+      await Promise.allSettled(handles.map((h) => h.terminate('dual-compare: another job of the comparison failed')));
+      throw err;
     }
     console.log(`trained in ${((Date.now() - t0) / 1000).toFixed(0)} s; judging ${ARMS.length} pairings on the test problems`);
 
@@ -190,7 +202,9 @@ function summarize(files: CompareFile[]): string {
     ['dualOutcome', 'shared'],
     ['shared', 'sft'],
   ];
-  lines.push('', '| difference (points) | mean over runs ± SE | per run, on its problems ± SE |', '|---|---:|---|');
+  // The SE over runs is the one about the methods; a run's SE (over its test problems) says only how
+  // well 256 problems measure that one training run.
+  lines.push('', '| difference (points) | mean over runs ± SE over runs | per run ± SE over its test problems |', '|---|---:|---|');
   for (const [a, b] of pairs) {
     const per = files.map((f) => pairedOnProblems(f.arms[a].perProblem, f.arms[b].perProblem));
     const diffs = per.map((d) => 100 * d.diff);

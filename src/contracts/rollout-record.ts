@@ -32,6 +32,8 @@ export interface RolloutRecord {
   credit: Array<{ advantage: number; status: SampleStatus }>;
   /** Dynamic sampling: the groups kept for training (absent: all). */
   keepGroups?: string[];
+  /** The workflow whose update this was (trainingRun, planActJob): a job's single-agent samples are its fallback rollouts. */
+  workflowType?: string;
   /** The group advantages' settings, for reading them. */
   normAdvByStd: boolean;
   advantageNorm: 'episode' | 'role';

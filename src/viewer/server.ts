@@ -60,8 +60,8 @@ function stepParam(raw: string): number {
 
 export function createViewer(opts: ViewerOptions): FastifyInstance {
   const data = new RunData(opts.store, opts.runsDir);
-  // A run with no trainingRun state that is not the RFT branch (objective rft) is a Plan/Act job.
-  const linksFor = (record: RolloutRecord, rlStepKnown: boolean): LinkSettings => ({ ...opts.links, planActJob: !rlStepKnown && record.objective !== 'rft' });
+  // The record names the workflow that trained (planActJob: its single-agent episodes are fallbacks).
+  const linksFor = (record: RolloutRecord): LinkSettings => ({ ...opts.links, planActJob: record.workflowType === 'planActJob' });
   // Run ids are workflow ids: longer than find-my-way's default 100-character parameters.
   const app = Fastify({ logger: false, forceCloseConnections: true, routerOptions: { maxParamLength: 1000 } });
   const assets = Object.fromEntries(Object.entries(STATIC).map(([route, file]) => [route, { body: fs.readFileSync(path.join(ASSETS, file)), type: CONTENT_TYPES[path.extname(file)]! }]));
@@ -111,7 +111,7 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const { record, rlStep, rlStepKnown } = await data.record(runId, step);
     const samples = await data.samples(record);
     const line = rlStepKnown ? (await data.metrics(runId)).metrics?.rl.find((p) => p.step === rlStep) : undefined;
-    const links = linksFor(record, rlStepKnown);
+    const links = linksFor(record);
     return stepView(record, samples, opts.tokenizer, { runId: record.runId, rlStep, groupOffset, groupLimit, links, ...(line ? { metrics: line } : {}) });
   });
 
@@ -122,10 +122,10 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const step = stepParam(req.params.step);
     const id = single(q, 'id');
     if (!id) throw badRequest("id: give the episode's id (?id=...)");
-    const { record, rlStepKnown } = await data.record(runId, step);
+    const { record } = await data.record(runId, step);
     const samples = byEpisode(await data.samples(record)).get(id);
     if (!samples) throw notFound(`step ${step} of run '${runId}' has no episode '${id}'`);
-    const links = linksFor(record, rlStepKnown);
+    const links = linksFor(record);
     const view = episodeView(record, record.runId, id, samples, opts.tokenizer, links, await data.partnerSamples(record, id));
     return view.summary.shape === 'agent' ? { ...view, calls: await data.recordedCalls(id) } : view;
   });
