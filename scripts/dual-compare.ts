@@ -200,6 +200,7 @@ function summarize(files: CompareFile[]): string {
     ['dualCredit', 'frozenPlannerCredit'],
     ['dualCredit', 'shared'],
     ['dualOutcome', 'shared'],
+    ['frozenPlannerCredit', 'shared'],
     ['shared', 'sft'],
   ];
   // The SE over runs is the one about the methods; a run's SE (over its test problems) says only how
