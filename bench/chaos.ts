@@ -1,7 +1,8 @@
 /**
  * An asynchronous RL run under injected faults, against the same run without them: the Temporal
  * server (a dev server of its own on a SQLite file) and the workers (four production worker
- * processes, one per task queue) run here; every --fault-every seconds one fault in turn — the
+ * processes, one per task queue) run here; every --fault-every seconds (and only once the run has
+ * finished an RL step since the last fault, so a loaded machine cannot turn it into a livelock) one fault in turn — the
  * training worker SIGKILLed and started again, the inference worker likewise, the server SIGKILLed
  * and started again on the same file — while every activity attempt fails with probability
  * --activity-fail-rate (bench/lib/faulty-worker.ts). Reports:
@@ -140,7 +141,11 @@ async function main(): Promise<void> {
       const kinds = ['training worker', 'inference worker', 'server'] as const;
       for (let i = 0; !finished; i++) {
         const until = Date.now() + faultEverySec * 1000;
-        while (!finished && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+        // At least faultEverySec apart, and never before the run got past the last fault (an RL step
+        // finished after it): on a loaded machine a step can outlast the interval, and faults that
+        // keep landing first measure a livelock, not recovery.
+        const previous = faults.at(-1);
+        while (!finished && (Date.now() < until || (previous !== undefined && previous.resumedAfter === undefined))) await new Promise((r) => setTimeout(r, 200));
         if (finished) return;
         const what = kinds[i % kinds.length]!;
         const stepAtFault = (await client.workflow.getHandle(id).query(progressQuery).catch(() => undefined))?.rlStep ?? 0;
