@@ -89,6 +89,20 @@ async function main(): Promise<void> {
     for (const q of QUEUES) await kill(q);
     stopping = false;
   };
+  // Stopped from outside (a test's timeout, Ctrl-C): take the server and workers along, which a
+  // bare exit would leave running (the finally below does not run on a signal).
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      stopping = true;
+      for (const child of workers.values()) child.kill('SIGKILL');
+      try {
+        process.kill(server.pid, 'SIGKILL');
+      } catch {
+        // Already gone (a fault had just stopped it).
+      }
+      process.exit(signal === 'SIGTERM' ? 143 : 130);
+    });
+  }
   let injected = 0;
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
