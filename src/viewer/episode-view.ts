@@ -43,7 +43,6 @@ export interface PartnerSamples {
 
 export function episodeView(
   record: RolloutRecord,
-  runId: string,
   episodeId: string,
   samples: readonly NumberedSample[],
   tok: TextTokenizer,
@@ -55,10 +54,10 @@ export function episodeView(
     p.samples.map((n): SampleView => ({ ...sampleView(record, n, tok), advantage: null, staleness: null, status: 'partner', partnerJob: p.job })),
   );
   return {
-    runId,
+    runId: record.runId,
     step: record.step,
     episodeId,
-    summary: episodeSummary(record, runId, episodeId, samples, tok, links),
+    summary: episodeSummary(record, episodeId, samples, tok, links),
     samples: [...samples.map((n) => sampleView(record, n, tok)), ...partnerViews],
   };
 }

@@ -45,12 +45,17 @@ export function episodeWorkflowId(runId: string, episodeId: string, shape: Rollo
       const m = tail && /^r(\d+)(?:b(\d+))?\/e\d+$/.exec(tail);
       if (m) return `${runId}/rollout-${m[1]}${m[2] ? `-b${m[2]}` : ''}`;
       // A planActJob's episodes ran in a rollout session (dual mode), whose id they start with.
-      const session = episodeId.replace(/\/r\d+(?:b\d+)?\/e\d+$/, '');
-      return session !== episodeId ? session : undefined;
+      return sessionOfEpisode(episodeId);
     }
     default:
       return undefined;
   }
+}
+
+/** The workflow id a Plan/Act episode's id starts with (`<id>/r<n>[b<k>]/e<i>`): its rollout session in dual mode. */
+export function sessionOfEpisode(episodeId: string): string | undefined {
+  const session = episodeId.replace(/\/r\d+(?:b\d+)?\/e\d+$/, '');
+  return session !== episodeId ? session : undefined;
 }
 
 /** The Web UI's page for a workflow id (its latest run). */

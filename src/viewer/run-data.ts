@@ -16,6 +16,7 @@ import { numberSamples, type NumberedSample } from './step-view';
 import type { RecordedCallView, RunList, RunView, StepListItem } from './view-types';
 import { readEpisodeTimelines } from '../gateway/recorder';
 import type { PartnerSamples } from './episode-view';
+import { sessionOfEpisode } from './links';
 
 /** The baselines' own runs that train through trainGrpo too: the RFT branch, `<run>~rft` (workflows/baselines.ts). */
 const RELATED_SUFFIXES = ['~rft'];
@@ -146,8 +147,8 @@ export class RunData {
     }
   }
 
-  /** The record of global step `step`, its RL step, and whether that RL step is the metrics file's (rlStart known). */
-  async record(runId: string, step: number): Promise<{ record: RolloutRecord; rlStep: number; rlStepKnown: boolean }> {
+  /** The record of global step `step`. */
+  async record(runId: string, step: number): Promise<RolloutRecord> {
     const ref = await this.store.getName(names.rolloutRecord(runId, step));
     if (!ref) throw notFound(`run '${runId}' has no rollout record at step ${step}`);
     let record: RolloutRecord;
@@ -159,8 +160,13 @@ export class RunData {
     if (record.version !== 1 || !Array.isArray(record.sets) || !Array.isArray(record.credit)) {
       throw new ViewerError(502, 'blob-unreadable', `the rollout record of step ${step} is not a version-1 record`);
     }
+    return record;
+  }
+
+  /** The RL step of the update at global step `step`, and whether it is the metrics file's (rlStart known). */
+  async rlStep(runId: string, step: number): Promise<{ rlStep: number; rlStepKnown: boolean }> {
     const [steps, rlStart] = await Promise.all([this.recordedSteps(runId), this.rlStartStep(runId)]);
-    return { record, rlStep: rlStepOf(step, steps.indexOf(step), rlStart), rlStepKnown: rlStart !== undefined };
+    return { rlStep: rlStepOf(step, steps.indexOf(step), rlStart), rlStepKnown: rlStart !== undefined };
   }
 
   /**
@@ -168,8 +174,8 @@ export class RunData {
    * session's record (none for other rollouts, or sessions recorded before session records).
    */
   async partnerSamples(record: RolloutRecord, episodeId: string): Promise<PartnerSamples[]> {
-    const sessionId = episodeId.replace(/\/r\d+(?:b\d+)?\/e\d+$/, '');
-    if (sessionId === episodeId) return [];
+    const sessionId = sessionOfEpisode(episodeId);
+    if (sessionId === undefined) return [];
     const ref = await this.store.getName(names.sessionRecord(sessionId));
     if (!ref) return [];
     let session: SessionRecord;

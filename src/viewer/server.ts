@@ -108,11 +108,12 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const step = stepParam(req.params.step);
     const groupOffset = intParam(q, 'groupOffset', 0, 0, 1e9);
     const groupLimit = intParam(q, 'groupLimit', 8, 1, 64);
-    const { record, rlStep, rlStepKnown } = await data.record(runId, step);
+    const record = await data.record(runId, step);
     const samples = await data.samples(record);
+    const { rlStep, rlStepKnown } = await data.rlStep(runId, step);
     const line = rlStepKnown ? (await data.metrics(runId)).metrics?.rl.find((p) => p.step === rlStep) : undefined;
     const links = linksFor(record);
-    return stepView(record, samples, opts.tokenizer, { runId: record.runId, rlStep, groupOffset, groupLimit, links, ...(line ? { metrics: line } : {}) });
+    return stepView(record, samples, opts.tokenizer, { rlStep, groupOffset, groupLimit, links, ...(line ? { metrics: line } : {}) });
   });
 
   app.get<{ Params: { run: string; step: string } }>('/api/runs/:run/steps/:step/episode', async (req) => {
@@ -122,11 +123,11 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const step = stepParam(req.params.step);
     const id = single(q, 'id');
     if (!id) throw badRequest("id: give the episode's id (?id=...)");
-    const { record } = await data.record(runId, step);
+    const record = await data.record(runId, step);
     const samples = byEpisode(await data.samples(record)).get(id);
     if (!samples) throw notFound(`step ${step} of run '${runId}' has no episode '${id}'`);
     const links = linksFor(record);
-    const view = episodeView(record, record.runId, id, samples, opts.tokenizer, links, await data.partnerSamples(record, id));
+    const view = episodeView(record, id, samples, opts.tokenizer, links, await data.partnerSamples(record, id));
     return view.summary.shape === 'agent' ? { ...view, calls: await data.recordedCalls(id) } : view;
   });
 

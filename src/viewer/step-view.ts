@@ -61,15 +61,14 @@ const TREE_OUTPUT = /\/(r\d+(?:\.\d+)*)#\d+$/;
 
 export function episodeSummary(
   record: RolloutRecord,
-  runId: string,
   episodeId: string,
   samples: readonly NumberedSample[],
   tok: TextTokenizer,
   links: LinkSettings,
 ): EpisodeSummary {
   const plain = samples.map((s) => s.sample);
-  const shape = shapeOf(runId, episodeId, plain, links.planActJob ?? false);
-  const workflowId = episodeWorkflowId(runId, episodeId, shape);
+  const shape = shapeOf(record.runId, episodeId, plain, links.planActJob ?? false);
+  const workflowId = episodeWorkflowId(record.runId, episodeId, shape);
   const versions = [...new Set(plain.map((s) => s.metadata.weightVersion))].sort((a, b) => a - b);
   // The advantage its trained samples got: one per episode, or one per role with rl.advantageNorm
   // role (tree credit is per token, on the samples).
@@ -131,7 +130,6 @@ function shorten(text: string, max: number): string {
 }
 
 export interface StepViewOptions {
-  runId: string;
   rlStep: number;
   groupOffset: number;
   groupLimit: number;
@@ -152,7 +150,7 @@ export function stepView(record: RolloutRecord, samples: readonly NumberedSample
   const all = [...groups.values()];
   const shown = all.slice(opts.groupOffset, opts.groupOffset + opts.groupLimit);
   const views: GroupView[] = shown.map((g) => {
-    const summaries = g.episodes.map((id) => episodeSummary(record, opts.runId, id, episodes.get(id)!, tok, opts.links));
+    const summaries = g.episodes.map((id) => episodeSummary(record, id, episodes.get(id)!, tok, opts.links));
     const tree = groupTree(summaries);
     return {
       groupId: g.groupId,
@@ -164,7 +162,7 @@ export function stepView(record: RolloutRecord, samples: readonly NumberedSample
   });
   const shapes = new Set<RolloutShape>(views.flatMap((g) => g.episodes.map((e) => e.shape)));
   return {
-    runId: opts.runId,
+    runId: record.runId,
     step: record.step,
     rlStep: opts.rlStep,
     policyVersion: record.policyVersion,

@@ -34,7 +34,7 @@ test('with per-role advantages, an episode row gives each role its own', () => {
     { advantage: -0.5, status: 'trained' },
     { advantage: -0.7, status: 'trained' },
   ]);
-  const view = stepView(rec, numberSamples(rec, samples), tok, { runId: 'run', rlStep: 1, groupOffset: 0, groupLimit: 8, links });
+  const view = stepView(rec, numberSamples(rec, samples), tok, { rlStep: 1, groupOffset: 0, groupLimit: 8, links });
   expect(view.groups[0]!.episodes.map((e) => e.advantageByRole)).toEqual([{ planner: 0.5, actor: 0.7 }, { planner: -0.5, actor: -0.7 }]);
   expect(view.shape).toBe('plan-act');
 });
@@ -43,7 +43,7 @@ test('an RFT update does not show the tree credit it did not train', () => {
   const s = sample('run/tree-rollout-1/r0.1#0', 'actor', 1, [0.3, -0.2]);
   for (const [objective, shown] of [['grpo', true], ['rft', false]] as const) {
     const rec = record(objective, [{ advantage: 1, status: 'trained' }]);
-    const view = episodeView(rec, 'run', s.metadata.episodeId, numberSamples(rec, [s]), tok, links);
+    const view = episodeView(rec, s.metadata.episodeId, numberSamples(rec, [s]), tok, links);
     expect(view.samples[0]!.tokenAdvantages).toBe(shown);
     expect(view.samples[0]!.response.some((p) => p.a !== undefined)).toBe(shown);
   }
