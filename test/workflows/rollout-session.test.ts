@@ -221,8 +221,9 @@ describe('rolloutSession (dual mode)', () => {
     const spans = await Promise.all(
       [1, 2].map(async (id) => {
         const h = sessionHandle(experiment, id);
+        // The jobs may finish before their session closes: wait for it, so it has a close time.
+        expect(((await h.result()) as RolloutSessionResult).outcome).toBe('completed');
         const [state, d] = await Promise.all([h.query(sessionStateQuery), h.describe()]);
-        expect(state.outcome).toBe('completed');
         return { start: state.barrierMetAt!, end: d.closeTime!.getTime() };
       }),
     );
