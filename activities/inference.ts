@@ -265,7 +265,10 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       const work = engines.lease(input.weights, async (engine): Promise<EvalReport> => {
         if (input.task.kind === 'grid') {
           // SFT's evaluation of the grid world: greedy success on held-out layouts, per horizon.
-          const report = await evaluateHorizonPolicy(engine, { seed: input.seed, layouts: input.task.evalProblems, grid: input.task.grid!, horizon: input.horizon!, onEpisode: () => (done += 1) });
+          const grid = input.task.grid!;
+          // The validation part when the run has a test part (grid configs recorded before it lack testLayouts: the whole held-out split).
+          const part = (grid as Partial<typeof grid>).testLayouts ? { part: 'validation' as const } : {};
+          const report = await evaluateHorizonPolicy(engine, { seed: input.seed, layouts: input.task.evalProblems, grid, horizon: input.horizon!, ...part, onEpisode: () => (done += 1) });
           return { problems: report.greedy.total, episodeAccuracy: report.greedy.accuracy, byHorizon: report.byHorizon, examples: [report.example] };
         }
         return evaluateArithPolicy(engine, {

@@ -38,12 +38,16 @@ export interface TrainSftInput {
   toStep: number;
   sft: RunConfig['sft'];
   seed: number;
+  /** Stop once this many tokens were trained (the step reaching it included), before toStep if need be. */
+  maxTrainedTokens?: number;
 }
 
 export interface TrainSftOutput {
   checkpoint: CheckpointInfo;
   losses: LossPoint[];
   tokensPerSec: number;
+  /** Loss-masked tokens trained; absent in chunks recorded before it was counted. */
+  trainedTokens?: number;
 }
 
 export interface TrainGrpoInput {
@@ -148,11 +152,12 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           // Let the heartbeat and cancellation go out between synchronous tfjs steps.
           await new Promise((r) => setImmediate(r));
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-        });
+        }, input.maxTrainedTokens);
         return {
           checkpoint: await saveCheckpoint(input.runId, chunk.checkpoint),
           losses: chunk.losses,
           tokensPerSec: Math.round(chunk.tokensPerSec),
+          trainedTokens: chunk.trainedTokens,
         };
       });
     },

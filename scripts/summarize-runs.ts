@@ -108,37 +108,39 @@ function main(): number {
       console.log(`  ${p.label.padEnd(20)} ${pct(m((x) => x.actToolRate))}; ${pct(m((x) => x.everyActUsedTool.accuracy))} (${n((x) => x.everyActUsedTool.total)}) | ${pct(m((x) => x.someActWithoutTool.accuracy))} (${n((x) => x.someActWithoutTool.total)})`);
     }
   }
-  const budget = runs.map((r) => policies.filter((p) => get(r.c, p.key).steps !== undefined).map((p) => `${p.label.replace(/^SFT \+ /, '')} ${get(r.c, p.key).steps} steps ${get(r.c, p.key).seconds} s`).join(', '));
+  const spent = (x: ComparedResult) => `${x.steps} steps ${x.seconds} s${x.trainedTokens !== undefined ? ` ${x.trainedTokens} tokens` : ''}`;
+  const budget = runs.map((r) => policies.filter((p) => get(r.c, p.key).steps !== undefined).map((p) => `${p.label.replace(/^SFT \+ /, '')} ${spent(get(r.c, p.key))}`).join(', '));
   console.log('');
   console.log(`training per run: ${budget.join('; ')}`);
   if (runs.every((x) => x.c.sftOnly.byHorizon)) {
-    printByHorizon(runs.map((x) => x.c));
+    printByHorizon(runs.map((x) => x.c), policies);
     printRolloutByHorizon(ids);
   }
   return 0;
 }
 
 /**
- * Grid world: greedy success per plan horizon on the held-out layouts, at the start of RL (SFT
- * only), after the more-SFT baseline and after RL, per run and as the mean over runs.
+ * Grid world: greedy success per plan horizon on the held-out layouts (the test part when the runs
+ * have one) of every compared policy (SFT only, each baseline, SFT + RL), per run and as the mean
+ * over runs with RL's paired differences.
  */
-function printByHorizon(comparisons: Comparison[]): void {
+function printByHorizon(comparisons: Comparison[], policies: ReadonlyArray<{ key: ComparedPolicy; label: string }>): void {
   const horizons = comparisons[0]!.sftOnly.byHorizon!.map((h) => h.horizon);
   const at = (rows: HorizonSuccess[] | undefined, h: number) => rows?.find((x) => x.horizon === h);
   console.log('');
-  console.log('greedy success per plan horizon on held-out layouts:');
-  console.log('| run | H | SFT only | SFT + more SFT | SFT + RL |');
-  console.log('|---|---:|---:|---:|---:|');
+  console.log(`greedy success per plan horizon on held-out layouts${comparisons.every((c) => c.split === 'test') ? ' (test part)' : ''}:`);
+  console.log(`| run | H | ${policies.map((p) => p.label).join(' | ')} |`);
+  console.log(`|---|---:|${policies.map(() => '---:').join('|')}|`);
   comparisons.forEach((c, i) => {
-    for (const h of horizons) console.log(`| ${i + 1} | ${h} | ${successCell(at(c.sftOnly.byHorizon, h))} | ${successCell(at(c.moreSft?.byHorizon, h))} | ${successCell(at(c.rl.byHorizon, h))} |`);
+    for (const h of horizons) console.log(`| ${i + 1} | ${h} | ${policies.map((p) => successCell(at(c[p.key]?.byHorizon, h))).join(' | ')} |`);
   });
   if (comparisons.length < 2) return;
   for (const h of horizons) {
-    const mean = (get: (c: Comparison) => HorizonSuccess[] | undefined) => {
-      const xs = comparisons.map((c) => at(get(c), h)?.rate);
-      return xs.every((x) => x !== undefined) ? meanSpread(xs as number[]) : '-';
-    };
-    console.log(`H=${h}: SFT only ${mean((c) => c.sftOnly.byHorizon)}; more SFT ${mean((c) => c.moreSft?.byHorizon)}; RL ${mean((c) => c.rl.byHorizon)}`);
+    const rates = (key: ComparedPolicy) => comparisons.map((c) => at(c[key]?.byHorizon, h)?.rate ?? NaN);
+    const cells = policies.map((p) => `${p.label} ${meanSpread(rates(p.key))}`);
+    const diffs = policies.filter((p) => p.key !== 'rl').map((p) => `RL − ${p.label.replace(/^SFT \+ /, '')} ${pairedDifference(rates('rl').map((x, i) => x - rates(p.key)[i]!))}`);
+    console.log(`H=${h}: ${cells.join('; ')}`);
+    console.log(`     ${diffs.join('; ')}`);
   }
 }
 

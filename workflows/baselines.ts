@@ -2,11 +2,12 @@
  * The baselines trainingRun compares RL with (compare.*), each from the checkpoint RL started from
  * and under a run key of its own, so its checkpoints never mix with the run's:
  *  - more SFT on the same demonstrations, and SFT on the filtered (tool-using) demonstrations, for
- *    a fixed number of sequences (compare.sftBudget) or, as runs recorded before it, RL's wall time;
+ *    a fixed number of sequences or RL's trained tokens (compare.sftBudget) or, as runs recorded
+ *    before it, RL's wall time;
  *  - rejection-sampling fine-tuning: RL's steps, prompts and rollouts, fitting the correct episodes.
  * Every activity is named by the branch and step, so a resumed run reuses what was done.
  */
-import { workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { BlobRef } from '../src/domain/types';
 import type { SftBaseline, RftBaseline, RftProgress, RlEvalPoint } from '../src/contracts/training-run';
@@ -39,27 +40,42 @@ export function baselineRefusal(cfg: RunConfig): { path: string; message: string
 /** The weights of some checkpoint evaluated on the validation problems. */
 type EvaluateRl = (weights: WeightsInfo) => Promise<RlEvaluation>;
 
+/** What RL spent, which an SFT baseline's budget may be set to. */
+export interface RlSpent {
+  seconds: number;
+  /** Loss-masked tokens over RL's updates, each batch's once (not once per epoch). */
+  trainedTokens: number;
+}
+
 /**
  * SFT chunks from `start` on `dataset` until the budget is spent: compare.sftBudget's sequences
- * (whole steps of sft.batchSize, in chunks of sft.stepsPerActivity), or RL's seconds (workflow time
- * around each chunk, so it replays identically). The learning rate and batches continue SFT's
- * schedule from start's step (past its end: its floor, 10%). Then the validation evaluation.
+ * (whole steps of sft.batchSize, in chunks of sft.stepsPerActivity), RL's trained tokens (the step
+ * that reaches them included), or RL's seconds (workflow time around each chunk, so it replays
+ * identically). The learning rate and batches continue SFT's schedule from start's step (past its
+ * end: its floor, 10%). Then the validation evaluation.
  */
 export async function sftBaseline(
   cfg: RunConfig,
   branchSuffix: string,
   start: CheckpointInfo,
   dataset: BlobRef,
-  rlSeconds: number,
+  rl: RlSpent,
   evaluateRl: EvaluateRl,
 ): Promise<SftBaseline> {
   const { training } = activityProxies(cfg.timeouts);
   const branch = `${workflowInfo().workflowId}${branchSuffix}`;
   const budget = cfg.compare.sftBudget;
-  const lastStep = budget === 'rl-wall-time' ? Infinity : start.step + Math.ceil(budget.sequences / cfg.sft.batchSize);
+  const lastStep = typeof budget === 'object' ? start.step + Math.ceil(budget.sequences / cfg.sft.batchSize) : Infinity;
+  const tokenBudget = budget === 'rl-trained-tokens' ? rl.trainedTokens : undefined;
   let checkpoint = start;
   let seconds = 0;
-  while (budget === 'rl-wall-time' ? seconds < rlSeconds : checkpoint.step < lastStep) {
+  let trainedTokens = 0;
+  const spent = (): boolean => {
+    if (budget === 'rl-wall-time') return seconds >= rl.seconds;
+    if (tokenBudget !== undefined) return trainedTokens >= tokenBudget;
+    return checkpoint.step >= lastStep;
+  };
+  while (!spent()) {
     const t0 = workflowNow();
     const chunk = await training.trainSft({
       runId: branch,
@@ -68,16 +84,21 @@ export async function sftBaseline(
       toStep: Math.min(lastStep, checkpoint.step + cfg.sft.stepsPerActivity),
       sft: cfg.sft,
       seed: cfg.seed,
+      ...(tokenBudget !== undefined ? { maxTrainedTokens: tokenBudget - trainedTokens } : {}),
     });
     seconds += (workflowNow() - t0) / 1000;
+    // A chunk of a dataset with no trained token would never spend a token budget.
+    if (tokenBudget !== undefined && !chunk.trainedTokens) throw ApplicationFailure.nonRetryable("the SFT baseline's demonstrations train no token: compare.sftBudget rl-trained-tokens cannot be spent", 'BadInputError');
+    trainedTokens += chunk.trainedTokens ?? 0;
     checkpoint = chunk.checkpoint;
   }
   const weights = await training.publishWeights({ runId: branch, checkpoint, version: 0 });
   const evalPoint: RlEvalPoint = { step: 0, weightVersion: 0, ...(await evaluateRl(weights)) };
   const steps = checkpoint.step - start.step;
-  return budget === 'rl-wall-time'
-    ? { steps, seconds, budgetSeconds: rlSeconds, eval: evalPoint, weights }
-    : { steps, sequences: steps * cfg.sft.batchSize, seconds, eval: evalPoint, weights };
+  const sequences = steps * cfg.sft.batchSize;
+  if (budget === 'rl-wall-time') return { steps, seconds, budgetSeconds: rl.seconds, eval: evalPoint, weights };
+  if (tokenBudget !== undefined) return { steps, sequences, trainedTokens, budgetTokens: tokenBudget, seconds, eval: evalPoint, weights };
+  return { steps, sequences, seconds, eval: evalPoint, weights };
 }
 
 /** Hooks of the run an RFT baseline saves its progress and writes its metrics through. */

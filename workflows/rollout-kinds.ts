@@ -104,14 +104,16 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   // Grid-world episodes with plan horizons; GRPO groups by horizon.groupBy.
   horizon: {
     batches: false,
-    // Held-out layouts, each played once per horizon of the pattern.
-    evaluate: (cfg, weights) =>
+    // Held-out layouts, each played once per horizon of the pattern (pass@k does not apply: eval.passAtK is refused for grid runs).
+    evaluate: (cfg, weights, target) =>
       activityProxies(cfg.timeouts).inference.evaluateHorizons({
         weights,
         seed: cfg.seed,
-        layouts: cfg.task.evalProblems,
+        layouts: target?.part === 'test' ? cfg.task.grid!.testLayouts : cfg.task.evalProblems,
         grid: cfg.task.grid!,
         horizon: cfg.horizon!,
+        // Without a test part (runs recorded before it) the evaluations play the whole held-out split.
+        ...(cfg.task.grid!.testLayouts > 0 ? { part: target?.part ?? 'validation' } : {}),
         ...sampledAtRlTemperature(cfg),
       }),
     check: (cfg) =>

@@ -32,7 +32,7 @@ import { nextDynamicSample } from '../src/rl/dynamic-sampling';
 import { idleShare, stepsToLaunch, type RolloutInterval } from '../src/rl/schedule';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 import { grpoUpdate } from './policy-update';
-import { baselineRefusal, FILTERED_SFT_SUFFIX, MORE_SFT_SUFFIX, SFT_ONLY_SUFFIX, rftBaseline, sftBaseline } from './baselines';
+import { baselineRefusal, FILTERED_SFT_SUFFIX, MORE_SFT_SUFFIX, SFT_ONLY_SUFFIX, rftBaseline, sftBaseline, type RlSpent } from './baselines';
 import { horizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
 import { trainingRunV1 } from './training-run-v1';
 import type { RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
@@ -288,6 +288,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const t3 = workflowNow();
     checkpoint = state.checkpoint = update.checkpoint;
     state.rlSeconds = (state.rlSeconds ?? 0) + (t3 - t.t0) / 1000;
+    state.rlTrainedTokens = (state.rlTrainedTokens ?? 0) + update.tokens;
     const stepSchedule: RlStepSchedule | undefined = schedule && {
       maxStaleness: schedule.maxStaleness,
       staleness: update.staleness ?? {},
@@ -428,14 +429,14 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const baselineLine = (label: string, e: RlEvalPoint) => metrics([{ kind: 'baseline', label, accuracy: e.greedy.accuracy, stderr: e.greedy.stderr }]);
   if (rlSteps > 0 && cfg.compare.moreSft && !state.moreSft) {
     progress.phase = 'more-sft';
-    state.moreSft = await sftBaseline(cfg, MORE_SFT_SUFFIX, state.rlStart!, dataset, state.rlSeconds ?? 0, evaluateRl);
+    state.moreSft = await sftBaseline(cfg, MORE_SFT_SUFFIX, state.rlStart!, dataset, rlSpent(state), evaluateRl);
     await baselineLine(`SFT + ${state.moreSft.steps} more SFT steps`, state.moreSft.eval);
     await save();
   }
   if (rlSteps > 0 && cfg.compare.filteredSft && !state.filteredSft) {
     progress.phase = 'filtered-sft';
     const filtered = await data.prepareSftDataset({ runId: `${runId}${FILTERED_SFT_SUFFIX}`, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq, filter: 'tool-using' });
-    state.filteredSft = await sftBaseline(cfg, FILTERED_SFT_SUFFIX, state.rlStart!, filtered.ref, state.rlSeconds ?? 0, evaluateRl);
+    state.filteredSft = await sftBaseline(cfg, FILTERED_SFT_SUFFIX, state.rlStart!, filtered.ref, rlSpent(state), evaluateRl);
     await baselineLine(`SFT + ${state.filteredSft.steps} SFT steps on tool-using demonstrations`, state.filteredSft.eval);
     await save();
   }
@@ -453,8 +454,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     await baselineLine(`SFT + ${state.rft.steps} RFT steps`, state.rft.eval);
     await save();
   }
-  // Arithmetic only: grid layouts have no test split apart from validation (the comparison stays on validation there).
-  if (rlSteps > 0 && cfg.task.kind === 'arith' && cfg.task.rl.testProblems > 0) {
+  if (rlSteps > 0 && testSetSize(cfg) > 0) {
     progress.phase = 'test';
     const test = (state.test ??= {});
     const rlWeights = await publish();
@@ -470,7 +470,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     for (const [name, weightsOf] of policies) {
       if (!weightsOf || test[name]) continue;
       const weights = await weightsOf();
-      const target = { part: 'test' as const, ...(cfg.eval.passAtK > 1 ? { samplesPerProblem: cfg.eval.passAtK } : {}) };
+      const target = { part: 'test' as const, ...(cfg.task.kind === 'arith' && cfg.eval.passAtK > 1 ? { samplesPerProblem: cfg.eval.passAtK } : {}) };
       test[name] = { weightVersion: weights.version, ...(await kind.evaluate(cfg, weights, target)) };
       const e = test[name];
       await metrics([{ kind: 'test', policy: name, greedyAccuracy: e.greedy.accuracy, stderr: e.greedy.stderr, ...(e.sampled ? { sampledAccuracy: e.sampled.accuracy } : {}), ...(e.passAtK ? { passAtK: e.passAtK } : {}), ...(e.tools ? { actToolRate: e.tools.actToolRate } : {}) }]);
@@ -509,6 +509,16 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   };
 }
 
+/** What RL spent, the SFT baselines' budget under rl-wall-time or rl-trained-tokens. */
+function rlSpent(state: RunState): RlSpent {
+  return { seconds: state.rlSeconds ?? 0, trainedTokens: state.rlTrainedTokens ?? 0 };
+}
+
+/** Test problems (arithmetic) or layouts (grid) each compared policy plays once; 0: the comparison reads validation. */
+function testSetSize(cfg: RunConfig): number {
+  return cfg.task.kind === 'grid' ? cfg.task.grid!.testLayouts : cfg.task.rl.testProblems;
+}
+
 /**
  * The comparison the run returns: each policy on the test problems (evaluated once each, after
  * training), or for runs without a test evaluation the validation evaluations (the first and last
@@ -531,7 +541,7 @@ function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comp
     const e = test ? test[name] : validation;
     return e ? pick(e) : undefined;
   };
-  const sftSpent = (b: RunState['moreSft']) => (b ? { steps: b.steps, seconds: round1(b.seconds) } : {});
+  const sftSpent = (b: RunState['moreSft']) => (b ? { steps: b.steps, seconds: round1(b.seconds), ...(b.trainedTokens !== undefined ? { trainedTokens: b.trainedTokens } : {}) } : {});
   const moreSft = of('moreSft', state.moreSft?.eval);
   const filteredSft = of('filteredSft', state.filteredSft?.eval);
   const rft = of('rft', state.rft?.eval);
@@ -542,7 +552,7 @@ function compare(rlEvals: RlEvalPoint[], state: RunState, rlSteps: number): Comp
     ...(moreSft ? { moreSft: { ...moreSft, ...sftSpent(state.moreSft) } } : {}),
     ...(filteredSft ? { filteredSft: { ...filteredSft, ...sftSpent(state.filteredSft) } } : {}),
     ...(rft ? { rft: { ...rft, steps: state.rft!.steps, seconds: round1(state.rft!.seconds) } } : {}),
-    rl: { ...of('rl', last)!, steps: rlSteps, seconds: round1(state.rlSeconds ?? 0) },
+    rl: { ...of('rl', last)!, steps: rlSteps, seconds: round1(state.rlSeconds ?? 0), ...(state.rlTrainedTokens !== undefined ? { trainedTokens: state.rlTrainedTokens } : {}) },
   };
 }
 

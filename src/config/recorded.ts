@@ -30,6 +30,8 @@ export function withRecordedDefaults(cfg: RunConfig): RunConfig {
     compare: { ...compare, filteredSft: compare.filteredSft ?? false, rft: compare.rft ?? false, sftBudget: compare.sftBudget ?? 'rl-wall-time' } as RunConfig['compare'],
     ...(tree ? { tree: { ...tree, segmentTokens: tree.segmentTokens ?? 0, expandFromRoot: tree.expandFromRoot ?? true } as RunConfig['tree'] } : {}),
     ...(horizon ? { horizon: { ...horizon, groupBy: horizon.groupBy ?? 'layout' } as NonNullable<RunConfig['horizon']> } : {}),
+    // Absent in grid configs recorded before the grid's test part: every evaluation on the whole held-out split.
+    ...(!arith && task.grid ? { task: { ...task, grid: { ...task.grid, testLayouts: (task.grid as Partial<NonNullable<RunConfig['task']['grid']>>).testLayouts ?? 0 } } as RunConfig['task'] } : {}),
   };
 }
 
@@ -42,6 +44,7 @@ export function asRecordedInWorkflow(cfg: RunConfig): RunConfig {
   const copy = JSON.parse(JSON.stringify(cfg)) as { task: Record<string, unknown> & { rl: Record<string, unknown> }; eval: Record<string, unknown>; compare: Record<string, unknown> };
   delete copy.task.split;
   delete copy.task.rl.testProblems;
+  if (copy.task.grid && typeof copy.task.grid === 'object') delete (copy.task.grid as Record<string, unknown>).testLayouts;
   delete copy.eval.passAtK;
   delete copy.compare.filteredSft;
   delete copy.compare.rft;

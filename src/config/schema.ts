@@ -63,6 +63,13 @@ export const GridTaskSchema = z
     walls: int(0, 200).default(4),
     /** Moves an episode may execute before it ends unsolved. */
     maxSteps: int(1, 256).default(16),
+    /**
+     * Held-out layouts of the test part, apart from the validation part task.evalProblems draws
+     * from: each compared policy (SFT only, SFT + RL, every compare.* baseline) plays them once per
+     * horizon after training, and the run's comparison reports those numbers. 0: no test part; the
+     * evaluations use the whole held-out split and the comparison reads them (as runs recorded before it).
+     */
+    testLayouts: int(0, 100_000).default(100),
   })
   .strict()
   .refine((g) => g.walls <= g.rows * g.cols - 2, { message: 'walls must leave at least two free cells', path: ['walls'] });
@@ -409,12 +416,14 @@ export const CompareSchema = z
     rft: z.boolean().default(false),
     /**
      * What moreSft and filteredSft may train: { sequences: N } demonstrations (ceil(N / sft.batchSize)
-     * steps, so it does not move with the machine's load), or rl-wall-time: as long as RL took.
+     * steps, so it does not move with the machine's load); rl-trained-tokens: as many loss-masked
+     * tokens as RL's updates trained (each batch's once, not once per epoch; the SFT step that reaches
+     * the count included); or rl-wall-time: as long as RL took.
      * The default, 12,800 sequences (400 steps of 32), is the most RL's wall time bought on the
      * 2-core machine the results were measured on (300-400 steps). A config file that sets it
      * without moreSft or filteredSft is refused (src/config/load.ts).
      */
-    sftBudget: z.union([z.object({ sequences: int(1, 100_000_000) }).strict(), z.literal('rl-wall-time')]).default({ sequences: 12_800 }),
+    sftBudget: z.union([z.object({ sequences: int(1, 100_000_000) }).strict(), z.literal('rl-trained-tokens'), z.literal('rl-wall-time')]).default({ sequences: 12_800 }),
   })
   .strict();
 

@@ -95,6 +95,9 @@ export interface SftBaseline {
   seconds: number;
   /** rl-wall-time budgets: RL's seconds. */
   budgetSeconds?: number;
+  /** rl-trained-tokens budgets: the loss-masked tokens SFT trained, and RL's it was to match. */
+  trainedTokens?: number;
+  budgetTokens?: number;
   /** Validation evaluation of the result. */
   eval: RlEvalPoint;
   /** The result's weights (for the test evaluation); absent in runs recorded before it. */
@@ -141,6 +144,8 @@ export interface ComparedResult {
   /** Training spent: SFT steps (baselines), RL or RFT steps, and their seconds. */
   steps?: number;
   seconds?: number;
+  /** Loss-masked tokens trained: RL's (each batch's once), and an SFT baseline's under compare.sftBudget rl-trained-tokens. */
+  trainedTokens?: number;
 }
 
 /**
@@ -198,6 +203,8 @@ export interface RunState {
   rlEvals?: RlEvalPoint[];
   /** RL wall time so far (publish + rollout + train), the more-SFT baseline's budget. */
   rlSeconds?: number;
+  /** Loss-masked tokens RL's updates trained so far (each batch's once), for compare.sftBudget rl-trained-tokens. */
+  rlTrainedTokens?: number;
   moreSft?: SftBaseline;
   filteredSft?: SftBaseline;
   rft?: RftBaseline;

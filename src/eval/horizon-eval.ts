@@ -7,7 +7,7 @@
 import type { RunConfig } from '../config/schema';
 import { runHorizonEpisode, successByHorizon, type HorizonEpisodeResult, type HorizonSuccess } from '../horizon';
 import { fnv1a32 } from '../domain/rng';
-import { executeChunk, generateLayouts, type GridLayout } from '../tasks/grid';
+import { executeChunk, generateLayouts, type GridLayout, type HeldOutPart } from '../tasks/grid';
 import type { CompletionSource } from './arith-eval';
 import { accuracyOf, type Accuracy } from './episode-accuracy';
 
@@ -16,6 +16,8 @@ export interface HorizonEvalOptions {
   layouts: number;
   grid: NonNullable<RunConfig['task']['grid']>;
   horizon: NonNullable<RunConfig['horizon']>;
+  /** The held-out part to play (task.grid.testLayouts > 0); absent: the whole held-out split, as runs recorded before the test split. */
+  part?: HeldOutPart;
   sampled?: { temperature: number; topP: number };
   onEpisode?: () => void;
 }
@@ -31,12 +33,12 @@ export interface HorizonEvalReport {
 }
 
 /** The held-out layouts evaluations use (their own seed stream, apart from training's). */
-export function heldOutLayouts(seed: number, count: number, grid: HorizonEvalOptions['grid']): GridLayout[] {
-  return generateLayouts({ seed: seed ^ 0x6e1d_0e7a, count, split: 'heldout', shape: grid });
+export function heldOutLayouts(seed: number, count: number, grid: HorizonEvalOptions['grid'], part?: HeldOutPart): GridLayout[] {
+  return generateLayouts({ seed: seed ^ 0x6e1d_0e7a, count, split: part ?? 'heldout', shape: grid });
 }
 
 export async function evaluateHorizonPolicy(engine: CompletionSource, opts: HorizonEvalOptions): Promise<HorizonEvalReport> {
-  const layouts = heldOutLayouts(opts.seed, opts.layouts, opts.grid);
+  const layouts = heldOutLayouts(opts.seed, opts.layouts, opts.grid, opts.part);
   const horizons = [...new Set(opts.horizon.actionHorizonsPattern)];
   const play = async (layout: GridLayout, h: number, sampling?: HorizonEvalOptions['sampled']): Promise<HorizonEpisodeResult<null>> => {
     const result = await runHorizonEpisode(

@@ -41,9 +41,19 @@ export interface SftChunkResult {
   checkpoint: Checkpoint;
   losses: Array<{ step: number; loss: number }>;
   tokensPerSec: number;
+  /** Tokens the loss was taken on (loss mask 1, as RL counts its trained tokens), over the chunk's steps. */
+  trainedTokens: number;
 }
 
-/** Trains from ckpt.step + 1 up to toStep; onStep runs between steps (heartbeats, cancellation). */
+/** Tokens a batch trains: the loss-masked targets (position 0 is never a target). */
+export function trainedTokensOf(batch: { lossMask: number[][] }): number {
+  return batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0);
+}
+
+/**
+ * Trains from ckpt.step + 1 up to toStep, or (maxTrainedTokens) only until that many tokens were
+ * trained, the step that reaches it included; onStep runs between steps (heartbeats, cancellation).
+ */
 export async function runSftChunk(
   ckpt: Checkpoint,
   examples: readonly SftExample[],
@@ -51,6 +61,7 @@ export async function runSftChunk(
   opts: SftOptions,
   seed: number,
   onStep: (step: number, loss: number) => void | Promise<void> = () => {},
+  maxTrainedTokens = Infinity,
 ): Promise<SftChunkResult> {
   const model = Gpt.fromWeights(ckpt.config, ckpt.weights);
   const optimizer = new Adam(model.params, { lr: opts.learningRate, clipNorm: opts.gradClip });
@@ -58,21 +69,26 @@ export async function runSftChunk(
     if (ckpt.optimizer) optimizer.setState({ ...ckpt.optimizer, config: { ...ckpt.optimizer.config, clipNorm: opts.gradClip } });
     const losses: Array<{ step: number; loss: number }> = [];
     let tokens = 0;
+    let trainedTokens = 0;
+    let lastStep = ckpt.step;
     const started = performance.now();
-    for (let step = ckpt.step + 1; step <= toStep; step++) {
+    for (let step = ckpt.step + 1; step <= toStep && trainedTokens < maxTrainedTokens; step++) {
       const batch = sampleSftBatch(examples, opts.batchSize, seed, step);
       const lr = learningRateAt(step, opts.steps, opts.learningRate, opts.warmupSteps);
       const r = trainStep(model, batch, optimizer, lr);
       if (!Number.isFinite(r.loss)) throw new Error(`SFT loss is ${r.loss} at step ${step}`);
       losses.push({ step, loss: r.loss });
       tokens += batch.tokens.reduce((a, row) => a + row.length, 0);
+      trainedTokens += trainedTokensOf(batch);
+      lastStep = step;
       await onStep(step, r.loss);
     }
     const seconds = (performance.now() - started) / 1000;
     return {
-      checkpoint: { config: ckpt.config, weights: model.getWeights(), optimizer: optimizer.getState(), step: Math.max(toStep, ckpt.step) },
+      checkpoint: { config: ckpt.config, weights: model.getWeights(), optimizer: optimizer.getState(), step: maxTrainedTokens === Infinity ? Math.max(toStep, ckpt.step) : lastStep },
       losses,
       tokensPerSec: seconds > 0 ? tokens / seconds : 0,
+      trainedTokens,
     };
   } finally {
     optimizer.dispose();

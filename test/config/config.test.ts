@@ -65,7 +65,7 @@ describe('run config', () => {
   it('takes the grid world with its horizon keys and rejects keys a grid run would ignore, by name', () => {
     const grid = { task: { kind: 'grid' as const }, rollout: { kind: 'horizon' as const } };
     const cfg = parseRunConfig(grid);
-    expect(cfg.task.grid).toEqual({ rows: 5, cols: 5, walls: 4, maxSteps: 16 });
+    expect(cfg.task.grid).toEqual({ rows: 5, cols: 5, walls: 4, maxSteps: 16, testLayouts: 100 });
     expect(cfg.horizon).toEqual({ actionHorizonsPattern: [5, 10, 15], numActionChunks: 5, baseH: 5, usePlanReward: false, planRewardCoef: 0.1, groupBy: 'layout' });
     expect(parseRunConfig({ ...grid, rl: { groupSize: 6 }, horizon: { groupBy: 'layout-horizon' } }).horizon!.groupBy).toBe('layout-horizon');
     // Arithmetic configs carry neither.

@@ -28,6 +28,14 @@ test('horizon.groupBy: one group per layout', () => {
   expect(withRecordedDefaults(cfg).horizon?.groupBy).toBe('layout-horizon');
 });
 
+test('task.grid.testLayouts: a grid config recorded before the test part evaluates on the whole held-out split', () => {
+  const cfg = parseRunConfig({ task: { kind: 'grid' }, rollout: { kind: 'horizon' } });
+  expect(cfg.task.grid?.testLayouts).toBe(100);
+  expect(withRecordedDefaults(recordedWithout(cfg, [['task.grid', 'testLayouts']])).task.grid?.testLayouts).toBe(0);
+  expect(withRecordedDefaults(cfg).task.grid?.testLayouts).toBe(100);
+  expect(asRecordedInWorkflow(cfg).task.grid?.testLayouts).toBe(0);
+});
+
 test("today's defaults are what withRecordedDefaults fills in, so a new config and an old one run alike", () => {
   const cfg = parseRunConfig({ rollout: { kind: 'tree' } });
   expect(withRecordedDefaults(recordedWithout(cfg, [['tree', 'segmentTokens'], ['tree', 'expandFromRoot']])).tree).toEqual(cfg.tree);

@@ -103,10 +103,11 @@ describe('trainingRun on the grid world', () => {
     const config = tinyRunConfig({
       ...gridConfig({ horizon: { actionHorizonsPattern: [3, 6], numActionChunks: 3 } }),
       experiment: 'test-grid',
-      task: { kind: 'grid', grid: { rows: 4, cols: 4, walls: 2, maxSteps: 8 }, trainProblems: 20, evalProblems: 3 },
+      task: { kind: 'grid', grid: { rows: 4, cols: 4, walls: 2, maxSteps: 8, testLayouts: 4 }, trainProblems: 20, evalProblems: 3 },
       model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 64 },
       rl: { steps: 1, promptsPerStep: 2, groupSize: 2 },
       eval: { everySteps: 0, rlEverySteps: 0 },
+      compare: { moreSft: true, rft: true, sftBudget: 'rl-trained-tokens' },
     });
     const { handle, workflowId } = await ctx.startTrainingRun('grid', config);
     const result = (await handle.result()) as TrainingRunResult;
@@ -120,6 +121,17 @@ describe('trainingRun on the grid world', () => {
       ]);
     }
     expect(result.rl[0]!.horizon!.map((h) => h.total)).toEqual([2, 2]);
+    // The comparison: every policy once on the 4 test layouts at each H, apart from validation's 3.
+    const c = result.comparison!;
+    expect(c).toMatchObject({ split: 'test', problems: 8 });
+    for (const policy of [c.sftOnly, c.rl, c.moreSft!, c.rft!]) expect(policy.byHorizon!.map((h) => h.total)).toEqual([4, 4]);
+    // More SFT trained as many tokens as RL's update did (RL's two epochs over its batch count once), stopping at the step that reached them.
+    const metricsOf = parseMetricsJsonl(fs.readFileSync(result.metricsFile!, 'utf8'), result.metricsFile!);
+    expect(c.rl.trainedTokens).toBe(metricsOf.rl[0]!.tokensTrained);
+    expect(c.rl.trainedTokens).toBeGreaterThan(0);
+    expect(c.moreSft!.trainedTokens).toBeGreaterThanOrEqual(c.rl.trainedTokens!);
+    expect(c.moreSft!.steps).toBeGreaterThanOrEqual(1);
+    expect(c.rft!.steps).toBe(1);
     const file = result.metricsFile!;
     const metrics = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file);
     expect(Object.keys(metrics.rl[0]!.horizon!)).toEqual(['plan_h3_success_count', 'plan_h3_total_count', 'plan_h3_success_rate', 'plan_h6_success_count', 'plan_h6_total_count', 'plan_h6_success_rate']);

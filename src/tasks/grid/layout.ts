@@ -10,6 +10,13 @@ import type { Cell, GridLayout } from './types';
 export type { Cell, GridLayout } from './types';
 
 export type GridSplit = 'train' | 'heldout';
+/**
+ * What generateLayouts draws from: a split, or one part of the held-out split. The held-out layouts
+ * are halved once more by the layout's hash into validation (curves, setting choices) and test (each
+ * compared policy once, for the reported results), so no choice is ever made on a test layout.
+ */
+export type GridLayoutSet = GridSplit | HeldOutPart;
+export type HeldOutPart = 'validation' | 'test';
 
 
 export interface GridShape {
@@ -34,6 +41,18 @@ export function splitOf(id: string): GridSplit {
   return fnv1a32(`grid-split:${id}`) % 100 < HELD_OUT_PERCENT ? 'heldout' : 'train';
 }
 
+/** The part of the held-out split a held-out layout belongs to (a hash of its own, apart from splitOf's). */
+export function heldOutPartOf(id: string): HeldOutPart {
+  // Not % 2: FNV-1a's lowest bit is the parity of the odd characters, the same for every layout of a shape.
+  return fnv1a32(`grid-heldout-part:${id}`) % 100 < 50 ? 'validation' : 'test';
+}
+
+/** Whether a layout is in the given set. */
+export function inLayoutSet(id: string, set: GridLayoutSet): boolean {
+  if (set === 'train' || set === 'heldout') return splitOf(id) === set;
+  return splitOf(id) === 'heldout' && heldOutPartOf(id) === set;
+}
+
 export function isFree(layout: Pick<GridLayout, 'rows' | 'cols' | 'cells'>, cell: Cell): boolean {
   return cell.row >= 0 && cell.row < layout.rows && cell.col >= 0 && cell.col < layout.cols && layout.cells[cell.row]![cell.col] === '.';
 }
@@ -43,10 +62,10 @@ export class GridLayoutError extends Error {
 }
 
 /**
- * `count` distinct layouts of `split`, in a fixed order for (seed, shape). Every layout's goal is
+ * `count` distinct layouts of `split` (a split, or a part of the held-out one), in a fixed order for (seed, shape). Every layout's goal is
  * reachable and at least two moves from the start, so no episode is won by chance on its first move.
  */
-export function generateLayouts(opts: { seed: number; count: number; split: GridSplit; shape: GridShape }): GridLayout[] {
+export function generateLayouts(opts: { seed: number; count: number; split: GridLayoutSet; shape: GridShape }): GridLayout[] {
   const { rows, cols, walls } = opts.shape;
   if (walls > rows * cols - 2) throw new GridLayoutError(`${walls} walls leave no room for a start and a goal in a ${rows}x${cols} grid`);
   const rng = mulberry32(fnv1a32(`grid:${opts.seed}:${opts.split}`));
@@ -75,7 +94,7 @@ export function generateLayouts(opts: { seed: number; count: number; split: Grid
     const path = shortestPath(shape, start, goal);
     if (path === null || path.length < 2) continue;
     const id = layoutId(cells, start, goal);
-    if (seen.has(id) || splitOf(id) !== opts.split) continue;
+    if (seen.has(id) || !inLayoutSet(id, opts.split)) continue;
     seen.add(id);
     out.push({ id, rows, cols, cells, start, goal, distance: path.length });
   }

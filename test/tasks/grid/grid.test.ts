@@ -11,8 +11,11 @@ import {
   parseObservation,
   shortestPath,
   splitOf,
+  heldOutPartOf,
+  inLayoutSet,
   type GridLayout,
 } from '../../../src/tasks/grid';
+import { heldOutLayouts } from '../../../src/eval/horizon-eval';
 
 const shape = { rows: 5, cols: 5, walls: 4 };
 
@@ -32,6 +35,25 @@ describe('grid layouts', () => {
       expect(layoutFromId(l.id)).toEqual(l);
     }
     expect(generateLayouts({ seed: 7, count: 200, split: 'train', shape })).toEqual(train);
+  });
+
+  it('halve the held-out split into validation and test parts that share no layout with each other or with training', () => {
+    const validation = generateLayouts({ seed: 7, count: 150, split: 'validation', shape });
+    const test = generateLayouts({ seed: 7, count: 150, split: 'test', shape });
+    expect(validation.every((l) => splitOf(l.id) === 'heldout' && heldOutPartOf(l.id) === 'validation')).toBe(true);
+    expect(test.every((l) => splitOf(l.id) === 'heldout' && heldOutPartOf(l.id) === 'test')).toBe(true);
+    const validationIds = new Set(validation.map((l) => l.id));
+    expect(test.filter((l) => validationIds.has(l.id))).toEqual([]);
+    // Every held-out layout is in exactly one part, and the parts are about even.
+    const heldout = generateLayouts({ seed: 3, count: 400, split: 'heldout', shape });
+    const inTest = heldout.filter((l) => inLayoutSet(l.id, 'test')).length;
+    expect(heldout.every((l) => inLayoutSet(l.id, 'test') !== inLayoutSet(l.id, 'validation'))).toBe(true);
+    expect(inTest).toBeGreaterThan(150);
+    expect(inTest).toBeLessThan(250);
+    // The evaluations' layouts: a part when asked, the whole held-out split when not (runs recorded before the parts).
+    expect(heldOutLayouts(7, 40, { ...shape, maxSteps: 16, testLayouts: 40 }, 'test').every((l) => inLayoutSet(l.id, 'test'))).toBe(true);
+    expect(heldOutLayouts(7, 40, { ...shape, maxSteps: 16, testLayouts: 40 }, 'validation').every((l) => inLayoutSet(l.id, 'validation'))).toBe(true);
+    expect(new Set(heldOutLayouts(7, 80, { ...shape, maxSteps: 16, testLayouts: 0 }).map((l) => heldOutPartOf(l.id))).size).toBe(2);
   });
 
   it('refuse impossible shapes and malformed ids with a typed error', () => {
