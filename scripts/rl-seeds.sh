@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # The README's learning result: the main job (configs/default.yaml unless --config is given) with
 # seeds 1-5, one after another, then every compared policy side by side: means, spread and RL's paired differences.
-#   bash scripts/rl-seeds.sh [--config configs/<file>.yaml] [--seeds 1,2,3,4,5]
+#   bash scripts/rl-seeds.sh [--config configs/<file>.yaml] [--seeds 1,2,3,4,5] [--from-run <id>]
+# --from-run fills a *-from-run.yaml config's init.fromRun (its arith-rl-REPLACE-WITH-WORKFLOW-ID)
+# with an earlier trainingRun's workflow id, so every seed starts from that run's checkpoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=configs/default.yaml
 seeds=1,2,3,4,5
+from=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
     --seeds) seeds="$2"; shift 2 ;;
-    *) echo "unknown option $1 (use --config FILE, --seeds 1,2,3)" >&2; exit 2 ;;
+    --from-run) from="$2"; shift 2 ;;
+    *) echo "unknown option $1 (use --config FILE, --seeds 1,2,3, --from-run ID)" >&2; exit 2 ;;
   esac
 done
+if [ -n "$from" ]; then
+  grep -q 'arith-rl-REPLACE-WITH-WORKFLOW-ID' "$config" || { echo "--from-run: $config has no init.fromRun placeholder (arith-rl-REPLACE-WITH-WORKFLOW-ID)" >&2; exit 2; }
+  mkdir -p .data/runs
+  filled=".data/runs/$(basename "$config" .yaml)-from-${from}.yaml"
+  sed "s/arith-rl-REPLACE-WITH-WORKFLOW-ID/${from}/" "$config" > "$filled"
+  config="$filled"
+fi
 bash scripts/setup.sh
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 ids=()
