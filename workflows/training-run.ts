@@ -154,6 +154,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     }
   }
   let checkpoint = state.checkpoint;
+  // A run started from another run's checkpoint (init.fromRun) counts on from that checkpoint's step.
+  progress.totalSteps = (state.rlStart?.step ?? Math.max(cfg.sft.steps, checkpoint.step)) + rlSteps;
 
   // Weights already published for this checkpoint are reused: an eval and the next rollout share a version.
   const publish = async (): Promise<WeightsInfo> => {

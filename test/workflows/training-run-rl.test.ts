@@ -242,6 +242,8 @@ describe('init.fromRun', () => {
     expect(start.optimizer?.step).toBe(firstCkpt.optimizer!.step);
     expect(start.optimizer?.m).toEqual(firstCkpt.optimizer!.m);
     expect(result.checkpoint?.step).toBe(5);
+    // Progress counts on from the earlier run's step: 4 + 1 RL step.
+    expect(await handle.query(progressQuery)).toMatchObject({ phase: 'done', step: 5, totalSteps: 5 });
     const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
     expect(scheduled).not.toContain('initPolicy');
     // More SFT goes on from step 4 (steps 5 and 6: new batches, the schedule's learning rate there)
