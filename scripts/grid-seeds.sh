@@ -2,7 +2,7 @@
 # The README's grid-world learning results. From the step-400 SFT checkpoint of each given
 # `bash scripts/main.sh --config configs/grid-horizons.yaml --seed N` run, one after another:
 #   rl             configs/grid-rl-from-run.yaml: the RL of configs/grid-horizons.yaml, with its
-#                  more-SFT baseline (the same checkpoint given RL's wall time of further SFT);
+#                  baselines (more SFT for as many tokens as RL trained, and RFT);
 #   layout-groups  configs/grid-layout-groups-from-run.yaml: RL with the design's layout groups;
 #   plan-reward    configs/grid-plan-reward-from-run.yaml: the same with horizon.usePlanReward.
 # Then each kind's runs side by side, per plan horizon, with mean, spread and paired differences.

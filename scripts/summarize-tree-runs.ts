@@ -86,8 +86,9 @@ function main(): number {
   // Paired by seed: each config against each independent-sampling config, on the seeds both ran.
   const baselines = configs.filter((e) => e.includes('independent'));
   console.log('');
-  for (const b of baselines) {
-    for (const e of configs.filter((x) => x !== b)) {
+  baselines.forEach((b, i) => {
+    // Each pair once: an independent config against the ones listed before it is not repeated.
+    for (const e of configs.filter((x) => x !== b && !baselines.slice(0, i).includes(x))) {
       const pairs = of(e).flatMap((r) => {
         const base = of(b).find((x) => x.seed === r.seed);
         return base ? [r.rl - base.rl] : [];
@@ -96,7 +97,7 @@ function main(): number {
       const { mean, sd } = meanSd(pairs);
       console.log(`${e} − ${b}: ${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(pairs.length)).toFixed(1)}, n = ${pairs.length}; ${pairs.map(pts).join(', ')})`);
     }
-  }
+  });
   return 0;
 }
 

@@ -43,8 +43,12 @@ type EvaluateRl = (weights: WeightsInfo) => Promise<RlEvaluation>;
 /** What RL spent, which an SFT baseline's budget may be set to. */
 export interface RlSpent {
   seconds: number;
-  /** Loss-masked tokens over RL's updates, each batch's once (not once per epoch). */
-  trainedTokens: number;
+  /**
+   * Loss-masked tokens of RL's training batches, each batch's once (not once per epoch); rows of a
+   * flat group (advantage 0) count, as they do in the loss's denominator. Absent when not counted
+   * from RL's first step (a run that began RL on code before the count).
+   */
+  trainedTokens?: number;
 }
 
 /**
@@ -66,6 +70,9 @@ export async function sftBaseline(
   const branch = `${workflowInfo().workflowId}${branchSuffix}`;
   const budget = cfg.compare.sftBudget;
   const lastStep = typeof budget === 'object' ? start.step + Math.ceil(budget.sequences / cfg.sft.batchSize) : Infinity;
+  if (budget === 'rl-trained-tokens' && rl.trainedTokens === undefined) {
+    throw ApplicationFailure.nonRetryable("compare.sftBudget rl-trained-tokens: RL's trained tokens were not counted from its first step (this run began RL on code before the count); use { sequences: N }", 'BadInputError');
+  }
   const tokenBudget = budget === 'rl-trained-tokens' ? rl.trainedTokens : undefined;
   let checkpoint = start;
   let seconds = 0;

@@ -234,7 +234,11 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   // run syncs again: the server may have restarted meanwhile).
   let syncedVersion: number | undefined;
   if (rlSteps > 0) {
-    state.rlStart ??= checkpoint;
+    if (!state.rlStart) {
+      state.rlStart = checkpoint;
+      // Counted from RL's first step only (a run that began RL on older code reports none).
+      state.rlTrainedTokens = 0;
+    }
     if (rlEvals.length === 0) await rlEvaluate(0);
   }
   const kind = ROLLOUT_KINDS[cfg.rollout.kind];
@@ -290,7 +294,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
     const t3 = workflowNow();
     checkpoint = state.checkpoint = update.checkpoint;
     state.rlSeconds = (state.rlSeconds ?? 0) + (t3 - t.t0) / 1000;
-    state.rlTrainedTokens = (state.rlTrainedTokens ?? 0) + update.tokens;
+    if (state.rlTrainedTokens !== undefined) state.rlTrainedTokens += update.tokens;
     const stepSchedule: RlStepSchedule | undefined = schedule && {
       maxStaleness: schedule.maxStaleness,
       staleness: update.staleness ?? {},
@@ -513,7 +517,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
 
 /** What RL spent, the SFT baselines' budget under rl-wall-time or rl-trained-tokens. */
 function rlSpent(state: RunState): RlSpent {
-  return { seconds: state.rlSeconds ?? 0, trainedTokens: state.rlTrainedTokens ?? 0 };
+  return { seconds: state.rlSeconds ?? 0, ...(state.rlTrainedTokens !== undefined ? { trainedTokens: state.rlTrainedTokens } : {}) };
 }
 
 /** Test problems (arithmetic) or layouts (grid) each compared policy plays once; 0: the comparison reads validation. */

@@ -5,6 +5,7 @@
  */
 import { ConfigError } from './errors';
 import { assignHorizons } from '../horizon/assign';
+import { GridLayoutError, heldOutLayouts, type HeldOutPart } from '../tasks/grid/layout';
 import { EvalSchema, GridTaskSchema, HorizonSchema, RlSchema, RolloutSchema, TaskSchema, TimelineSchema, type RunConfig } from './schema';
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -38,6 +39,7 @@ export function checkGrid(cfg: RunConfig, source: string): void {
   if (!same(cfg.timeline, TimelineSchema.parse({}))) fail('timeline', 'timeline merging joins the calls of multi-call episodes; a grid plan is one generation, so task.kind grid does not use the timeline.* keys');
   if (cfg.inference.engine !== 'embedded') fail('inference.engine', 'the grid world runs on the embedded policy');
   cfg.task.grid ??= GridTaskSchema.parse({});
+  refuseMissingHeldOutLayouts(cfg, cfg.task.grid, fail);
   cfg.horizon ??= HorizonSchema.parse({});
   if (cfg.horizon.groupBy === 'layout-horizon') {
     // The rollout's assignment: a layout's rl.groupSize episodes spread over the horizons.
@@ -62,4 +64,26 @@ export function checkGrid(cfg: RunConfig, source: string): void {
   const longest = Math.max(...cfg.horizon.actionHorizonsPattern);
   // The observation (one token per cell and newline, ~16 more for the header) and the plan must fit.
   if (cells + longest + 1 > cfg.model.maxSeq) fail('model.maxSeq', `a ${cfg.task.grid.rows}x${cfg.task.grid.cols} observation and a plan of ${longest} moves need about ${cells + longest + 1} tokens; model.maxSeq is ${cfg.model.maxSeq}`);
+}
+
+/**
+ * The held-out layouts a run will play must exist in the numbers asked: otherwise it would fail at
+ * its first evaluation or, for the test part, only after all its training. Small grids have few.
+ */
+function refuseMissingHeldOutLayouts(cfg: RunConfig, grid: NonNullable<RunConfig['task']['grid']>, fail: (path: string, message: string) => never): void {
+  const sets: Array<[path: string, count: number, part: HeldOutPart | undefined]> =
+    grid.testLayouts > 0
+      ? [
+          ['task.evalProblems', cfg.task.evalProblems, 'validation'],
+          ['task.grid.testLayouts', grid.testLayouts, 'test'],
+        ]
+      : [['task.evalProblems', cfg.task.evalProblems, undefined]];
+  for (const [path, count, part] of sets) {
+    try {
+      heldOutLayouts(cfg.seed, count, grid, part);
+    } catch (err) {
+      if (err instanceof GridLayoutError) fail(path, `${err.message}: ask for fewer, or make the grid larger`);
+      throw err;
+    }
+  }
 }

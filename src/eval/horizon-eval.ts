@@ -7,7 +7,7 @@
 import type { RunConfig } from '../config/schema';
 import { runHorizonEpisode, successByHorizon, type HorizonEpisodeResult, type HorizonSuccess } from '../horizon';
 import { fnv1a32 } from '../domain/rng';
-import { executeChunk, generateLayouts, type GridLayout, type HeldOutPart } from '../tasks/grid';
+import { executeChunk, heldOutLayouts, type GridLayout, type HeldOutPart } from '../tasks/grid';
 import type { CompletionSource } from './arith-eval';
 import { accuracyOf, type Accuracy } from './episode-accuracy';
 
@@ -30,11 +30,6 @@ export interface HorizonEvalReport {
   sampledByHorizon?: HorizonSuccess[];
   failures: Record<string, number>;
   example: string;
-}
-
-/** The held-out layouts evaluations use (their own seed stream, apart from training's). */
-export function heldOutLayouts(seed: number, count: number, grid: HorizonEvalOptions['grid'], part?: HeldOutPart): GridLayout[] {
-  return generateLayouts({ seed: seed ^ 0x6e1d_0e7a, count, split: part ?? 'heldout', shape: grid });
 }
 
 export async function evaluateHorizonPolicy(engine: CompletionSource, opts: HorizonEvalOptions): Promise<HorizonEvalReport> {

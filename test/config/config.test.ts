@@ -87,6 +87,11 @@ describe('run config', () => {
     expect(path({ ...grid, horizon: { usePlanReward: 'yes' } })).toBe('horizon.usePlanReward');
     expect(path({ ...grid, task: { kind: 'grid', grid: { rows: 2, cols: 2, walls: 3 } } })).toBe('task.grid.walls');
     expect(path({ ...grid, model: { maxSeq: 32 } })).toBe('model.maxSeq');
+    // A 3x3 grid with one wall has a few dozen held-out layouts, halved into validation and test: asking for more is refused before any training.
+    const small = { rows: 3, cols: 3, walls: 1, maxSteps: 8 };
+    expect(path({ ...grid, task: { kind: 'grid', grid: { ...small, testLayouts: 10 }, evalProblems: 64 } })).toBe('task.evalProblems');
+    expect(path({ ...grid, task: { kind: 'grid', grid: { ...small, testLayouts: 100 }, evalProblems: 10 } })).toBe('task.grid.testLayouts');
+    expect(parseRunConfig({ ...grid, task: { kind: 'grid', grid: { ...small, testLayouts: 10 }, evalProblems: 10 } }).task.grid!.testLayouts).toBe(10);
     // Four episodes a layout over three horizons leave some (layout, H) group with one episode.
     expect(path({ ...grid, rl: { groupSize: 4 }, horizon: { groupBy: 'layout-horizon' } })).toBe('horizon.groupBy');
     // Per-H groups with std-normalised advantages cancel the plan reward's factor: rejected, not ignored.

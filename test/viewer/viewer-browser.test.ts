@@ -56,7 +56,7 @@ beforeAll(async () => {
     tinyRunConfig({
       seed: 5,
       experiment: 'test-grid',
-      task: { kind: 'grid', grid: { rows: 4, cols: 4, walls: 2, maxSteps: 8 }, trainProblems: 20, evalProblems: 3 },
+      task: { kind: 'grid', grid: { rows: 4, cols: 4, walls: 2, maxSteps: 8, testLayouts: 3 }, trainProblems: 20, evalProblems: 3 },
       horizon: { actionHorizonsPattern: [3, 6], numActionChunks: 3, baseH: 5, usePlanReward: true, planRewardCoef: 0.1 },
       model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 64 },
       rollout: { kind: 'horizon' },

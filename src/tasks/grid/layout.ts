@@ -13,7 +13,7 @@ export type GridSplit = 'train' | 'heldout';
 /**
  * What generateLayouts draws from: a split, or one part of the held-out split. The held-out layouts
  * are halved once more by the layout's hash into validation (curves, setting choices) and test (each
- * compared policy once, for the reported results), so no choice is ever made on a test layout.
+ * compared policy once, for the reported results), so choices need never look at a test layout.
  */
 export type GridLayoutSet = GridSplit | HeldOutPart;
 export type HeldOutPart = 'validation' | 'test';
@@ -99,6 +99,14 @@ export function generateLayouts(opts: { seed: number; count: number; split: Grid
     out.push({ id, rows, cols, cells, start, goal, distance: path.length });
   }
   return out;
+}
+
+/**
+ * The held-out layouts evaluations use (their own seed stream, apart from training's): `part` of
+ * the held-out split, or the whole split (runs recorded before the parts).
+ */
+export function heldOutLayouts(seed: number, count: number, shape: GridShape, part?: HeldOutPart): GridLayout[] {
+  return generateLayouts({ seed: seed ^ 0x6e1d_0e7a, count, split: part ?? 'heldout', shape });
 }
 
 /** The layout back from its id (activity inputs and histories carry the id only). */

@@ -11,11 +11,11 @@ import {
   parseObservation,
   shortestPath,
   splitOf,
+  heldOutLayouts,
   heldOutPartOf,
   inLayoutSet,
   type GridLayout,
 } from '../../../src/tasks/grid';
-import { heldOutLayouts } from '../../../src/eval/horizon-eval';
 
 const shape = { rows: 5, cols: 5, walls: 4 };
 
@@ -51,9 +51,9 @@ describe('grid layouts', () => {
     expect(inTest).toBeGreaterThan(150);
     expect(inTest).toBeLessThan(250);
     // The evaluations' layouts: a part when asked, the whole held-out split when not (runs recorded before the parts).
-    expect(heldOutLayouts(7, 40, { ...shape, maxSteps: 16, testLayouts: 40 }, 'test').every((l) => inLayoutSet(l.id, 'test'))).toBe(true);
-    expect(heldOutLayouts(7, 40, { ...shape, maxSteps: 16, testLayouts: 40 }, 'validation').every((l) => inLayoutSet(l.id, 'validation'))).toBe(true);
-    expect(new Set(heldOutLayouts(7, 80, { ...shape, maxSteps: 16, testLayouts: 0 }).map((l) => heldOutPartOf(l.id))).size).toBe(2);
+    expect(heldOutLayouts(7, 40, shape, 'test').every((l) => inLayoutSet(l.id, 'test'))).toBe(true);
+    expect(heldOutLayouts(7, 40, shape, 'validation').every((l) => inLayoutSet(l.id, 'validation'))).toBe(true);
+    expect(new Set(heldOutLayouts(7, 80, shape).map((l) => heldOutPartOf(l.id))).size).toBe(2);
   });
 
   it('refuse impossible shapes and malformed ids with a typed error', () => {
