@@ -21,15 +21,30 @@ export function formatResult(r: TrainingRunResult): string {
     const c = r.comparison;
     const acc = (a?: { accuracy: number; stderr: number }) => (a ? `${pct(a.accuracy)} ± ${pct(a.stderr)}` : '-');
     const k = c.rl.passAtK?.length;
-    const spent = (key: string, x: ComparedResult) => (x.steps === undefined ? '-' : `${x.steps} ${key === 'rl' ? 'RL' : key === 'rft' ? 'RFT' : 'SFT'} steps, ${x.seconds} s`);
-    lines.push(
-      '',
-      `accuracy on ${c.problems} ${c.split === 'test' ? 'test' : 'validation'} problems of the RL distribution (± one standard error):`,
-      '',
-      `| policy | greedy | sampled | ${k ? `pass@${k} | ` : ''}acts with the calculator | training |`,
-      `|---|---:|---:|${k ? '---:|' : ''}---:|---|`,
-      ...comparedResults(c).map(({ key, label, result: x }) => `| ${label} | ${acc(x.greedy)} | ${acc(x.sampled)} | ${k ? `${pct(x.passAtK?.at(-1))} | ` : ''}${pct(x.tools?.actToolRate)} | ${spent(key, x)} |`),
-    );
+    const spent = (key: string, x: ComparedResult) =>
+      x.steps === undefined ? '-' : `${x.steps} ${key === 'rl' ? 'RL' : key === 'rft' ? 'RFT' : 'SFT'} steps, ${x.seconds} s${x.trainedTokens !== undefined ? `, ${x.trainedTokens} tokens` : ''}`;
+    const horizons = c.rl.byHorizon?.map((h) => h.horizon);
+    if (horizons) {
+      // The grid world: episodes are held-out layouts played once per plan horizon; success per H.
+      const atH = (x: ComparedResult, h: number) => pct(x.byHorizon?.find((b) => b.horizon === h)?.rate);
+      lines.push(
+        '',
+        `success on ${c.problems} ${c.split === 'test' ? 'test' : 'validation'} episodes (held-out layouts × plan horizons; ± one standard error):`,
+        '',
+        `| policy | greedy | sampled | ${horizons.map((h) => `H=${h}`).join(' | ')} | training |`,
+        `|---|---:|---:|${horizons.map(() => '---:|').join('')}---|`,
+        ...comparedResults(c).map(({ key, label, result: x }) => `| ${label} | ${acc(x.greedy)} | ${acc(x.sampled)} | ${horizons.map((h) => atH(x, h)).join(' | ')} | ${spent(key, x)} |`),
+      );
+    } else {
+      lines.push(
+        '',
+        `accuracy on ${c.problems} ${c.split === 'test' ? 'test' : 'validation'} problems of the RL distribution (± one standard error):`,
+        '',
+        `| policy | greedy | sampled | ${k ? `pass@${k} | ` : ''}acts with the calculator | training |`,
+        `|---|---:|---:|${k ? '---:|' : ''}---:|---|`,
+        ...comparedResults(c).map(({ key, label, result: x }) => `| ${label} | ${acc(x.greedy)} | ${acc(x.sampled)} | ${k ? `${pct(x.passAtK?.at(-1))} | ` : ''}${pct(x.tools?.actToolRate)} | ${spent(key, x)} |`),
+      );
+    }
     const rl = c.rl.perProblem;
     const paired = comparedResults(c).filter((p) => p.key !== 'rl' && p.result.perProblem && rl);
     if (paired.length > 0) {
