@@ -61,7 +61,9 @@ function main(): number {
   const get = (c: Comparison, key: ComparedPolicy): ComparedResult => c[key]!;
   const split = runs.every((r) => r.c.split === 'test') ? 'test' : 'validation';
   const cell = (a?: Accuracy) => (a ? `${pct(a.accuracy)} ± ${pct(a.stderr)}` : '-');
-  console.log(`greedy accuracy on the ${split} problems (${runs[0]!.c.problems} per run; ± one standard error):`);
+  // Grid runs play held-out layouts once per plan horizon: their "problems" are episodes.
+  const unit = runs.every((r) => r.c.sftOnly.byHorizon) ? 'episodes (held-out layouts × plan horizons)' : 'problems';
+  console.log(`greedy accuracy on the ${split} ${unit} (${runs[0]!.c.problems} per run; ± one standard error):`);
   console.log('');
   console.log(`| run | ${policies.map((p) => p.label).join(' | ')} |`);
   console.log(`|---|${policies.map(() => '---:').join('|')}|`);
