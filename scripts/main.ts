@@ -159,7 +159,11 @@ function showProgress(poll: () => Promise<RunProgress>): () => void {
       if (!started) {
         bar.start(p.totalSteps, p.step, payload);
         started = true;
-      } else bar.update(p.step, payload);
+      } else {
+        // The total is known only once the run has its starting checkpoint (init.fromRun counts on from its step).
+        if (bar.getTotal() !== p.totalSteps) bar.setTotal(p.totalSteps);
+        bar.update(p.step, payload);
+      }
     } catch {
       // The query fails until the workflow's first task has run; try again next tick.
     }
