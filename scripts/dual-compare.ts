@@ -31,6 +31,7 @@ import { TASK_QUEUES } from '../workflows/shared';
 import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
 import { ensureServer } from './lib/local-server';
 import { runMain } from './lib/run-main';
+import { pct } from './lib/summary-stats';
 
 const OUT_DIR = path.join(DATA_DIR, 'dual-compare');
 
@@ -185,8 +186,6 @@ async function compare(fromRun: string): Promise<CompareFile> {
     await Promise.all(running);
   }
 }
-
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 function summarize(files: CompareFile[]): string {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -14,18 +14,10 @@ import { sumHorizonMetricKeys, type HorizonSuccess } from '../src/horizon/metric
 import { parseMetricsJsonl } from '../src/report';
 import type { ComparedPolicy, ComparedResult, Comparison, TrainingRunResult } from '../src/contracts/training-run';
 import { COMPARED_POLICIES, pairedOnProblems } from '../src/report/comparison';
-
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+import { meanSd, pct, pts } from './lib/summary-stats';
 
 /** A success rate with its counts, e.g. "84.0% (84/100)". */
 const successCell = (x: HorizonSuccess | undefined) => (x ? `${pct(x.rate)} (${x.success}/${x.total})` : '-');
-
-/** Mean and sample (n - 1) standard deviation; sd 0 for one value. */
-function meanSd(xs: readonly number[]): { mean: number; sd: number } {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)) : 0;
-  return { mean, sd };
-}
 
 function meanSpread(xs: number[]): string {
   const { mean, sd } = meanSd(xs);
@@ -36,8 +28,6 @@ function meanSpread(xs: number[]): string {
  * The mean of per-run differences in points with its standard error (sd / sqrt(n)): runs of one
  * seed share their starting checkpoint and held-out layouts, so the pairing removes that noise.
  */
-const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-
 function pairedDifference(diffs: number[]): string {
   const { mean, sd } = meanSd(diffs);
   return `${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(diffs.length)).toFixed(1)}; ${diffs.map(pts).join(', ')})`;

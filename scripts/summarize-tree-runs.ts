@@ -13,6 +13,7 @@ import { metricsFilePath } from '../activities/run-records';
 import { parseMetricsJsonl } from '../src/report';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import type { RunConfig } from '../src/config/schema';
+import { meanSd, pct, pts } from './lib/summary-stats';
 
 interface TreeRun {
   id: string;
@@ -24,15 +25,6 @@ interface TreeRun {
   problems: number;
   generatedTokens: number;
   trainedTokens: number;
-}
-
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-
-function meanSd(xs: readonly number[]): { mean: number; sd: number } {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)) : 0;
-  return { mean, sd };
 }
 
 function load(id: string): TreeRun {
