@@ -10,7 +10,7 @@ import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
 import { mixSeed, mulberry32 } from '../model/rng';
-import { sequenceLogprobs, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
+import { sequenceLogprobs, trainedTokensOf, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
 import { stalenessHistogram } from './off-policy';
 import { buildPgBatch } from './grpo';
 import type { SampleCredit } from '../contracts/rollout-record';
@@ -231,7 +231,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       ...(built.offPolicy ? { offPolicyCapped: built.offPolicy.capped, offPolicyMeanWeight: built.offPolicy.meanWeight } : {}),
       optimizerSteps: acc.steps,
       nonFiniteGradSteps: acc.nonFinite,
-      tokens: batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0),
+      tokens: trainedTokensOf(batch),
       rows,
       meanResponseLength: rows === 0 ? 0 : built.responseLengths.reduce((a, b) => a + b, 0) / rows,
       tokensRun: acc.tokensRun,

@@ -36,6 +36,11 @@ export interface TrainBatch {
   tokenWeights?: number[][];
 }
 
+/** Tokens a batch trains: the loss-masked targets (position 0 is never a target). */
+export function trainedTokensOf(batch: Pick<TrainBatch, 'lossMask'>): number {
+  return batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0);
+}
+
 
 /**
  * Policy-gradient statistics of one step, over every row of the batch given to trainStep (rows

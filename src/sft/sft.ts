@@ -6,7 +6,7 @@ import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
 import { mixSeed, mulberry32 } from '../model/rng';
-import { trainStep, type TrainBatch } from '../rl/trainer';
+import { trainedTokensOf, trainStep, type TrainBatch } from '../rl/trainer';
 import { learningRateAt } from './schedule';
 
 export interface SftExample {
@@ -43,11 +43,6 @@ export interface SftChunkResult {
   tokensPerSec: number;
   /** Tokens the loss was taken on (loss mask 1, as RL counts its trained tokens), over the chunk's steps. */
   trainedTokens: number;
-}
-
-/** Tokens a batch trains: the loss-masked targets (position 0 is never a target). */
-export function trainedTokensOf(batch: { lossMask: number[][] }): number {
-  return batch.lossMask.reduce((n, row) => n + row.slice(1).filter((m) => m > 0).length, 0);
 }
 
 /**

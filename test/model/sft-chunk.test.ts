@@ -2,7 +2,8 @@
 import type { GptConfig } from '../../src/model/arch';
 import { initTfBackend } from '../../src/model/backend';
 import { initWeights } from '../../src/model/init';
-import { runSftChunk, sampleSftBatch, trainedTokensOf, type SftExample, type SftOptions } from '../../src/sft/sft';
+import { trainedTokensOf } from '../../src/rl/trainer';
+import { runSftChunk, sampleSftBatch, type SftExample, type SftOptions } from '../../src/sft/sft';
 
 const cfg: GptConfig = { vocabSize: 20, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32, maxSeq: 16 };
 const sft: SftOptions = { steps: 10, batchSize: 3, learningRate: 1e-3, warmupSteps: 0, gradClip: 1 };
