@@ -1,4 +1,4 @@
-/** The numbers the result summaries print (summarize-runs, summarize-tree-runs, dual-compare). */
+/** The numbers the result summaries print (summarize-runs, summarize-paired-runs, dual-compare). */
 
 /** A fraction as a percentage, e.g. "84.0%". */
 export const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;

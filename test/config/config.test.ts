@@ -174,6 +174,19 @@ describe('run config', () => {
     expect(layoutGroups.horizon!.groupBy).toBe('layout');
     expect({ ...planReward, experiment: layoutGroups.experiment, horizon: { ...planReward.horizon, usePlanReward: false } }).toEqual(layoutGroups);
   });
+
+  it("keeps the timelines from-run configs to the main job's RL, differing only in timeline.merge", () => {
+    const load = (f: string) => loadRunConfig(path.resolve(__dirname, '../../configs', f));
+    const main = load('default.yaml');
+    const merged = load('timelines-merged-from-run.yaml');
+    const perCall = load('timelines-per-call-from-run.yaml');
+    for (const key of ['model', 'rl', 'rollout', 'timeline'] as const) expect(merged[key]).toEqual(main[key]);
+    expect(merged.task.difficulty).toEqual(main.task.difficulty);
+    expect(merged.task.rl).toEqual(main.task.rl);
+    expect(merged.init).toMatchObject({ step: main.sft.steps });
+    expect(merged.timeline.merge).toBe(true);
+    expect({ ...perCall, experiment: merged.experiment, timeline: { ...perCall.timeline, merge: true } }).toEqual(merged);
+  });
 });
 
 describe('issue 24 keys refuse what they cannot do, naming the field', () => {

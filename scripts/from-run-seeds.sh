@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# RL configs compared from the same checkpoint of an earlier trainingRun, seed by seed: for each seed
+# given (default 1 2 3 4 5) and each kind in $KINDS, configs/<kind>-from-run.yaml with init.fromRun
+# set to the id; then per run the test accuracy before and after RL and what RL trained, per config
+# the mean over seeds, and the paired differences with the configs whose name contains $BASELINE
+# (scripts/summarize-paired-runs.ts).
+#   KINDS="tree independent" BASELINE=independent bash scripts/from-run-seeds.sh <trainingRun workflow id> [seeds...]
+# The studies call it with their kinds: scripts/tree-vs-independent.sh, scripts/timelines-seeds.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+usage="usage: KINDS=\"<kind> ...\" BASELINE=<name part> bash scripts/from-run-seeds.sh <trainingRun workflow id> [seeds...]"
+from="${1:?$usage}"
+shift
+: "${KINDS:?$usage}" "${BASELINE:?$usage}"
+for kind in $KINDS; do
+  [ -f "configs/${kind}-from-run.yaml" ] || { echo "unknown kind '$kind': no configs/${kind}-from-run.yaml" >&2; exit 2; }
+done
+seeds=("$@")
+[ $# -eq 0 ] && seeds=(1 2 3 4 5)
+bash scripts/setup.sh
+mkdir -p .data/runs
+ids=()
+for seed in "${seeds[@]}"; do
+  for kind in $KINDS; do
+    cfg=".data/runs/${kind}-from-${from}.yaml"
+    sed "s/arith-rl-REPLACE-WITH-WORKFLOW-ID/${from}/" "configs/${kind}-from-run.yaml" > "$cfg"
+    id="arith-rl-${kind}-s${seed}-$(date +%s)"
+    node dist/scripts/main.js --config "$cfg" --seed "$seed" --workflow-id "$id" > ".data/runs/${id}.log" 2>&1
+    ids+=("$id")
+    echo "finished $id"
+  done
+done
+node dist/scripts/summarize-paired-runs.js --baseline "$BASELINE" "${ids[@]}"

@@ -1,0 +1,128 @@
+/**
+ * RL configs compared from one checkpoint over seeds (scripts/from-run-seeds.sh: tree rollouts against
+ * independent sampling, merged timelines against per-call samples): per run, greedy and sampled
+ * accuracy on the test problems before and after RL, the samples and tokens RL trained, the tokens
+ * tree rollouts generated and the trainer's seconds; per config, the mean over seeds; and each config's
+ * paired differences by seed (RL test accuracy) with every baseline config (those whose experiment
+ * name contains --baseline), with standard errors.
+ * Reads <runs>/<workflow id>.input.json, .result.json and the run's metrics file (runs: DURABLE_RL_RUNS, else .data/runs).
+ *   node dist/scripts/summarize-paired-runs.js --baseline <experiment name part> <workflow id> [...]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { defaultRunsDir } from '../src/paths';
+import { metricsFilePath } from '../activities/run-records';
+import { parseMetricsJsonl } from '../src/report';
+import type { TrainingRunResult } from '../src/contracts/training-run';
+import type { RunConfig } from '../src/config/schema';
+import { meanSd, pct, pts } from './lib/summary-stats';
+
+interface PairedRun {
+  id: string;
+  experiment: string;
+  seed: number;
+  sftOnly: number;
+  rl: number;
+  rlSampled?: number;
+  problems: number;
+  /** Tokens tree rollouts generated (undefined: not a tree run). */
+  generatedTokens?: number;
+  trainedSamples: number;
+  trainedTokens: number;
+  trainSeconds: number;
+}
+
+function load(id: string): PairedRun {
+  const runs = defaultRunsDir();
+  const read = <T>(file: string): T => {
+    if (!fs.existsSync(file)) throw new Error(`${file} not found: did the run ${id} finish?`);
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  };
+  const input = read<RunConfig>(path.join(runs, `${id}.input.json`));
+  const result = read<TrainingRunResult>(path.join(runs, `${id}.result.json`));
+  const c = result.comparison;
+  if (!c || c.split !== 'test') throw new Error(`${id} has no test comparison (task.rl.testProblems 0, or rl.steps 0?)`);
+  const file = metricsFilePath(runs, id);
+  const steps = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl;
+  return {
+    id,
+    experiment: input.experiment,
+    seed: input.seed,
+    sftOnly: c.sftOnly.greedy.accuracy,
+    rl: c.rl.greedy.accuracy,
+    ...(c.rl.sampled ? { rlSampled: c.rl.sampled.accuracy } : {}),
+    problems: c.problems,
+    ...(steps.some((s) => s.tree) ? { generatedTokens: steps.reduce((n, s) => n + (s.tree?.generatedTokens ?? 0), 0) } : {}),
+    trainedSamples: steps.reduce((n, s) => n + (s.timelines?.merged ?? 0), 0),
+    trainedTokens: steps.reduce((n, s) => n + (s.tokensTrained ?? 0), 0),
+    trainSeconds: steps.reduce((n, s) => n + (s.seconds?.train ?? 0), 0),
+  };
+}
+
+const USAGE = 'usage: summarize-paired-runs --baseline <experiment name part> <workflow id> [...]';
+
+/** A mean over runs of a per-run figure that some runs lack: '-' unless every run has it. */
+function meanOf(rs: PairedRun[], figure: (r: PairedRun) => number | undefined, show: (x: number) => string): string {
+  const xs = rs.map(figure);
+  return xs.every((x) => x !== undefined) ? show(meanSd(xs as number[]).mean) : '-';
+}
+
+function main(): number {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--baseline');
+  const baseline = at >= 0 ? args[at + 1] : undefined;
+  const ids = at >= 0 ? [...args.slice(0, at), ...args.slice(at + 2)] : args;
+  if (baseline === undefined || baseline.startsWith('--') || ids.length === 0) {
+    console.error(USAGE);
+    return 2;
+  }
+  const runs = ids.map(load);
+  const count = (x: number | undefined) => (x === undefined ? '-' : String(Math.round(x)));
+  console.log(`greedy accuracy on ${runs[0]!.problems} test problems per run (each about ±3 points):`);
+  console.log('');
+  console.log('| run | config | seed | SFT only | after RL | sampled after RL | generated tokens | trained samples | trained tokens | train s |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of runs) {
+    const sampled = r.rlSampled === undefined ? '-' : pct(r.rlSampled);
+    console.log(`| ${r.id} | ${r.experiment} | ${r.seed} | ${pct(r.sftOnly)} | ${pct(r.rl)} | ${sampled} | ${count(r.generatedTokens)} | ${r.trainedSamples} | ${r.trainedTokens} | ${r.trainSeconds.toFixed(0)} |`);
+  }
+  const configs = [...new Set(runs.map((r) => r.experiment))];
+  const of = (experiment: string) => runs.filter((r) => r.experiment === experiment);
+  console.log('');
+  console.log('| config | seeds | after RL, mean (sd) | sampled, mean | generated tokens, mean | trained samples, mean | trained tokens, mean | train s, mean |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const e of configs) {
+    const rs = of(e);
+    const acc = meanSd(rs.map((r) => r.rl));
+    const cells = [
+      meanOf(rs, (r) => r.rlSampled, pct),
+      meanOf(rs, (r) => r.generatedTokens, count),
+      meanOf(rs, (r) => r.trainedSamples, count),
+      meanOf(rs, (r) => r.trainedTokens, count),
+      meanOf(rs, (r) => r.trainSeconds, count),
+    ];
+    console.log(`| ${e} | ${rs.map((r) => r.seed).join(', ')} | ${pct(acc.mean)} (${(100 * acc.sd).toFixed(1)}) | ${cells.join(' | ')} |`);
+  }
+  // Paired by seed: each config against each baseline config, on the seeds both ran.
+  const baselines = configs.filter((e) => e.includes(baseline));
+  if (baselines.length === 0) {
+    console.error(`--baseline ${baseline}: no run's experiment name contains it (${configs.join(', ')})`);
+    return 2;
+  }
+  console.log('');
+  baselines.forEach((b, i) => {
+    // Each pair once: a baseline against the baselines listed before it is not repeated.
+    for (const e of configs.filter((x) => x !== b && !baselines.slice(0, i).includes(x))) {
+      const pairs = of(e).flatMap((r) => {
+        const base = of(b).find((x) => x.seed === r.seed);
+        return base ? [r.rl - base.rl] : [];
+      });
+      if (pairs.length === 0) continue;
+      const { mean, sd } = meanSd(pairs);
+      console.log(`${e} − ${b}: ${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(pairs.length)).toFixed(1)}, n = ${pairs.length}; ${pairs.map(pts).join(', ')})`);
+    }
+  });
+  return 0;
+}
+
+process.exit(main());
