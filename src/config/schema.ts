@@ -418,8 +418,8 @@ export const CompareSchema = z
      * What moreSft and filteredSft may train: { sequences: N } demonstrations (ceil(N / sft.batchSize)
      * steps, so it does not move with the machine's load); rl-trained-tokens: as many loss-masked
      * tokens as RL's training batches held (each batch's once, not once per epoch; the rows of flat
-     * groups, advantage 0, included, as in the loss's denominator; the SFT step that reaches the count
-     * included); or rl-wall-time: as long as RL took.
+     * groups, advantage 0, included, as in the loss's denominator; exactly: the SFT step that reaches
+     * the count trains only the tokens left of it); or rl-wall-time: as long as RL took.
      * The default, 12,800 sequences (400 steps of 32), is the most RL's wall time bought on the
      * 2-core machine the results were measured on (300-400 steps). A config file that sets it
      * without moreSft or filteredSft is refused (src/config/load.ts).

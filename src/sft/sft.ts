@@ -46,8 +46,27 @@ export interface SftChunkResult {
 }
 
 /**
+ * The batch with its loss mask cut to the first `max` trained tokens, in row order (trainedTokensOf's
+ * count: position 0 never trains), so that a budget of trained tokens is spent exactly.
+ */
+export function capTrainedTokens<B extends TrainBatch>(batch: B, max: number): B {
+  let left = Math.max(0, max);
+  const lossMask = batch.lossMask.map((row) =>
+    row.map((m, i) => {
+      if (i === 0 || m <= 0) return m;
+      if (left === 0) return 0;
+      left--;
+      return m;
+    }),
+  );
+  return { ...batch, lossMask };
+}
+
+/**
  * Trains from ckpt.step + 1 up to toStep, or (maxTrainedTokens) only until that many tokens were
- * trained, the step that reaches it included; onStep runs between steps (heartbeats, cancellation).
+ * trained: the step that reaches the budget trains only the tokens left of it, so the chunk trains
+ * exactly maxTrainedTokens when its steps hold that many. onStep runs between steps (heartbeats,
+ * cancellation).
  */
 export async function runSftChunk(
   ckpt: Checkpoint,
@@ -68,7 +87,8 @@ export async function runSftChunk(
     let lastStep = ckpt.step;
     const started = performance.now();
     for (let step = ckpt.step + 1; step <= toStep && trainedTokens < maxTrainedTokens; step++) {
-      const batch = sampleSftBatch(examples, opts.batchSize, seed, step);
+      const sampled = sampleSftBatch(examples, opts.batchSize, seed, step);
+      const batch = trainedTokens + trainedTokensOf(sampled) > maxTrainedTokens ? capTrainedTokens(sampled, maxTrainedTokens - trainedTokens) : sampled;
       const lr = learningRateAt(step, opts.steps, opts.learningRate, opts.warmupSteps);
       const r = trainStep(model, batch, optimizer, lr);
       if (!Number.isFinite(r.loss)) throw new Error(`SFT loss is ${r.loss} at step ${step}`);

@@ -1,9 +1,9 @@
-/** An SFT chunk under a trained-token budget (compare.sftBudget rl-trained-tokens) stops at the step that reaches it. */
+/** An SFT chunk under a trained-token budget (compare.sftBudget rl-trained-tokens) trains exactly the budget: the step that reaches it trains only what is left. */
 import type { GptConfig } from '../../src/model/arch';
 import { initTfBackend } from '../../src/model/backend';
 import { initWeights } from '../../src/model/init';
 import { trainedTokensOf } from '../../src/rl/trainer';
-import { runSftChunk, sampleSftBatch, type SftExample, type SftOptions } from '../../src/sft/sft';
+import { capTrainedTokens, runSftChunk, sampleSftBatch, type SftExample, type SftOptions } from '../../src/sft/sft';
 
 const cfg: GptConfig = { vocabSize: 20, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32, maxSeq: 16 };
 const sft: SftOptions = { steps: 10, batchSize: 3, learningRate: 1e-3, warmupSteps: 0, gradClip: 1 };
@@ -18,14 +18,29 @@ beforeAll(async () => {
   await initTfBackend();
 });
 
-test('trains until the budget is reached, the reaching step included, and counts the loss-masked tokens', async () => {
+test('cuts a batch to its first trained tokens in row order, position 0 and masked tokens untouched', () => {
+  const batch = { tokens: [[1, 2, 3, 4], [5, 6, 7]], lossMask: [[1, 0, 1, 1], [0, 1, 1]] };
+  expect(capTrainedTokens(batch, 3).lossMask).toEqual([[1, 0, 1, 1], [0, 1, 0]]);
+  expect(capTrainedTokens(batch, 1).lossMask).toEqual([[1, 0, 1, 0], [0, 0, 0]]);
+  expect(capTrainedTokens(batch, 0).lossMask).toEqual([[1, 0, 0, 0], [0, 0, 0]]);
+  expect(capTrainedTokens(batch, 9)).toEqual(batch);
+  expect(trainedTokensOf(capTrainedTokens(batch, 2))).toBe(2);
+  expect(batch.lossMask).toEqual([[1, 0, 1, 1], [0, 1, 1]]); // not modified in place
+});
+
+test('trains until the budget is reached, exactly: the reaching step trains only what is left', async () => {
   const ckpt = { config: cfg, weights: initWeights(cfg, 1), step: 0 };
   const perStep = [1, 2, 3, 4].map((step) => trainedTokensOf(sampleSftBatch(examples, sft.batchSize, 5, step)));
   expect(perStep.every((n) => n === 12)).toBe(true); // 4 trained tokens per example, 3 examples a batch.
   const capped = await runSftChunk(ckpt, examples, 10, sft, 5, () => {}, perStep[0]! + 1);
   expect(capped.checkpoint.step).toBe(2);
   expect(capped.losses.map((l) => l.step)).toEqual([1, 2]);
-  expect(capped.trainedTokens).toBe(perStep[0]! + perStep[1]!);
+  expect(capped.trainedTokens).toBe(perStep[0]! + 1);
+  // The cut step trains on its first token only: the weights differ from a whole second step's.
+  const twoWhole = await runSftChunk(ckpt, examples, 2, sft, 5);
+  expect(twoWhole.trainedTokens).toBe(perStep[0]! + perStep[1]!);
+  const differs = Object.entries(capped.checkpoint.weights).some(([k, w]) => w.some((x, i) => x !== twoWhole.checkpoint.weights[k]![i]));
+  expect(differs).toBe(true);
   const whole = await runSftChunk(ckpt, examples, 3, sft, 5);
   expect(whole.checkpoint.step).toBe(3);
   expect(whole.trainedTokens).toBe(36);
