@@ -38,7 +38,7 @@ export interface TrainSftInput {
   toStep: number;
   sft: RunConfig['sft'];
   seed: number;
-  /** Stop once this many tokens were trained (the step reaching it included), before toStep if need be. */
+  /** Train exactly this many tokens (the step reaching them trains only what is left), before toStep if need be. */
   maxTrainedTokens?: number;
 }
 

@@ -12,9 +12,12 @@ usage="usage: KINDS=\"<kind> ...\" BASELINE=<name part> bash scripts/from-run-se
 from="${1:?$usage}"
 shift
 : "${KINDS:?$usage}" "${BASELINE:?$usage}"
+baselines=0
 for kind in $KINDS; do
   [ -f "configs/${kind}-from-run.yaml" ] || { echo "unknown kind '$kind': no configs/${kind}-from-run.yaml" >&2; exit 2; }
+  grep -q "^experiment: .*${BASELINE}" "configs/${kind}-from-run.yaml" && baselines=$((baselines + 1))
 done
+[ "$baselines" -gt 0 ] || { echo "BASELINE=$BASELINE: no kind's experiment name in \$KINDS ($KINDS) contains it" >&2; exit 2; }
 seeds=("$@")
 [ $# -eq 0 ] && seeds=(1 2 3 4 5)
 bash scripts/setup.sh

@@ -1,16 +1,17 @@
 /**
  * RL configs compared from one checkpoint over seeds (scripts/from-run-seeds.sh: tree rollouts against
  * independent sampling, merged timelines against per-call samples): per run, greedy and sampled
- * accuracy on the test problems before and after RL, the samples and tokens RL trained, the tokens
- * tree rollouts generated and the trainer's seconds; per config, the mean over seeds; and each config's
+ * accuracy on the test problems before and after RL, the samples RL's steps built (after timeline
+ * merging) and the tokens they trained, the tokens tree rollouts generated and the trainer's seconds; per config, the mean over seeds; and each config's
  * paired differences by seed (RL test accuracy) with every baseline config (those whose experiment
  * name contains --baseline), with standard errors.
- * Reads <runs>/<workflow id>.input.json, .result.json and the run's metrics file (runs: DURABLE_RL_RUNS, else .data/runs).
+ * Reads .data/runs/<workflow id>.input.json and .result.json (as scripts/main.ts writes them) and the
+ * metrics file the result names.
  *   node dist/scripts/summarize-paired-runs.js --baseline <experiment name part> <workflow id> [...]
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { defaultRunsDir } from '../src/paths';
+import { DATA_DIR } from '../src/paths';
 import { metricsFilePath } from '../activities/run-records';
 import { parseMetricsJsonl } from '../src/report';
 import type { TrainingRunResult } from '../src/contracts/training-run';
@@ -27,13 +28,15 @@ interface PairedRun {
   problems: number;
   /** Tokens tree rollouts generated (undefined: not a tree run). */
   generatedTokens?: number;
-  trainedSamples: number;
+  /** Samples RL's steps built, after timeline merging (undefined: no timelines in the metrics). */
+  samples?: number;
   trainedTokens: number;
-  trainSeconds: number;
+  /** The trainer's seconds over RL's steps (undefined: not in the metrics). */
+  trainSeconds?: number;
 }
 
 function load(id: string): PairedRun {
-  const runs = defaultRunsDir();
+  const runs = path.join(DATA_DIR, 'runs');
   const read = <T>(file: string): T => {
     if (!fs.existsSync(file)) throw new Error(`${file} not found: did the run ${id} finish?`);
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
@@ -42,7 +45,7 @@ function load(id: string): PairedRun {
   const result = read<TrainingRunResult>(path.join(runs, `${id}.result.json`));
   const c = result.comparison;
   if (!c || c.split !== 'test') throw new Error(`${id} has no test comparison (task.rl.testProblems 0, or rl.steps 0?)`);
-  const file = metricsFilePath(runs, id);
+  const file = result.metricsFile ?? metricsFilePath(runs, id);
   const steps = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl;
   return {
     id,
@@ -53,9 +56,9 @@ function load(id: string): PairedRun {
     ...(c.rl.sampled ? { rlSampled: c.rl.sampled.accuracy } : {}),
     problems: c.problems,
     ...(steps.some((s) => s.tree) ? { generatedTokens: steps.reduce((n, s) => n + (s.tree?.generatedTokens ?? 0), 0) } : {}),
-    trainedSamples: steps.reduce((n, s) => n + (s.timelines?.merged ?? 0), 0),
+    ...(steps.some((s) => s.timelines) ? { samples: steps.reduce((n, s) => n + (s.timelines?.merged ?? 0), 0) } : {}),
     trainedTokens: steps.reduce((n, s) => n + (s.tokensTrained ?? 0), 0),
-    trainSeconds: steps.reduce((n, s) => n + (s.seconds?.train ?? 0), 0),
+    ...(steps.some((s) => s.seconds) ? { trainSeconds: steps.reduce((n, s) => n + (s.seconds?.train ?? 0), 0) } : {}),
   };
 }
 
@@ -80,16 +83,16 @@ function main(): number {
   const count = (x: number | undefined) => (x === undefined ? '-' : String(Math.round(x)));
   console.log(`greedy accuracy on ${runs[0]!.problems} test problems per run (each about ±3 points):`);
   console.log('');
-  console.log('| run | config | seed | SFT only | after RL | sampled after RL | generated tokens | trained samples | trained tokens | train s |');
+  console.log('| run | config | seed | SFT only | after RL | sampled after RL | generated tokens | samples (merged) | trained tokens | train s |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of runs) {
     const sampled = r.rlSampled === undefined ? '-' : pct(r.rlSampled);
-    console.log(`| ${r.id} | ${r.experiment} | ${r.seed} | ${pct(r.sftOnly)} | ${pct(r.rl)} | ${sampled} | ${count(r.generatedTokens)} | ${r.trainedSamples} | ${r.trainedTokens} | ${r.trainSeconds.toFixed(0)} |`);
+    console.log(`| ${r.id} | ${r.experiment} | ${r.seed} | ${pct(r.sftOnly)} | ${pct(r.rl)} | ${sampled} | ${count(r.generatedTokens)} | ${count(r.samples)} | ${r.trainedTokens} | ${count(r.trainSeconds)} |`);
   }
   const configs = [...new Set(runs.map((r) => r.experiment))];
   const of = (experiment: string) => runs.filter((r) => r.experiment === experiment);
   console.log('');
-  console.log('| config | seeds | after RL, mean (sd) | sampled, mean | generated tokens, mean | trained samples, mean | trained tokens, mean | train s, mean |');
+  console.log('| config | seeds | after RL, mean (sd) | sampled, mean | generated tokens, mean | samples (merged), mean | trained tokens, mean | train s, mean |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const e of configs) {
     const rs = of(e);
@@ -97,7 +100,7 @@ function main(): number {
     const cells = [
       meanOf(rs, (r) => r.rlSampled, pct),
       meanOf(rs, (r) => r.generatedTokens, count),
-      meanOf(rs, (r) => r.trainedSamples, count),
+      meanOf(rs, (r) => r.samples, count),
       meanOf(rs, (r) => r.trainedTokens, count),
       meanOf(rs, (r) => r.trainSeconds, count),
     ];

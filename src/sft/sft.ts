@@ -54,7 +54,7 @@ export function capTrainedTokens<B extends TrainBatch>(batch: B, max: number): B
   const lossMask = batch.lossMask.map((row) =>
     row.map((m, i) => {
       if (i === 0 || m <= 0) return m;
-      if (left === 0) return 0;
+      if (left <= 0) return 0;
       left--;
       return m;
     }),
@@ -64,8 +64,9 @@ export function capTrainedTokens<B extends TrainBatch>(batch: B, max: number): B
 
 /**
  * Trains from ckpt.step + 1 up to toStep, or (maxTrainedTokens) only until that many tokens were
- * trained: the step that reaches the budget trains only the tokens left of it, so the chunk trains
- * exactly maxTrainedTokens when its steps hold that many. onStep runs between steps (heartbeats,
+ * trained: the step that reaches the budget trains only the tokens left of it (at the learning rate
+ * times the share of its tokens kept), so the chunk trains exactly maxTrainedTokens when its steps
+ * hold that many. onStep runs between steps (heartbeats,
  * cancellation).
  */
 export async function runSftChunk(
@@ -88,8 +89,12 @@ export async function runSftChunk(
     const started = performance.now();
     for (let step = ckpt.step + 1; step <= toStep && trainedTokens < maxTrainedTokens; step++) {
       const sampled = sampleSftBatch(examples, opts.batchSize, seed, step);
-      const batch = trainedTokens + trainedTokensOf(sampled) > maxTrainedTokens ? capTrainedTokens(sampled, maxTrainedTokens - trainedTokens) : sampled;
-      const lr = learningRateAt(step, opts.steps, opts.learningRate, opts.warmupSteps);
+      const whole = trainedTokensOf(sampled);
+      const batch = trainedTokens + whole > maxTrainedTokens ? capTrainedTokens(sampled, maxTrainedTokens - trainedTokens) : sampled;
+      // The loss is a mean over the batch's trained tokens, so a cut step would weigh its few tokens
+      // as a whole step's; its learning rate shrinks by the share it kept instead.
+      const kept = batch === sampled ? 1 : trainedTokensOf(batch) / whole;
+      const lr = kept * learningRateAt(step, opts.steps, opts.learningRate, opts.warmupSteps);
       const r = trainStep(model, batch, optimizer, lr);
       if (!Number.isFinite(r.loss)) throw new Error(`SFT loss is ${r.loss} at step ${step}`);
       losses.push({ step, loss: r.loss });

@@ -2,7 +2,10 @@
 import type { GptConfig } from '../../src/model/arch';
 import { initTfBackend } from '../../src/model/backend';
 import { initWeights } from '../../src/model/init';
-import { trainedTokensOf } from '../../src/rl/trainer';
+import { Adam } from '../../src/model/adam';
+import { Gpt } from '../../src/model/gpt';
+import { trainedTokensOf, trainStep } from '../../src/rl/trainer';
+import { learningRateAt } from '../../src/sft/schedule';
 import { capTrainedTokens, runSftChunk, sampleSftBatch, type SftExample, type SftOptions } from '../../src/sft/sft';
 
 const cfg: GptConfig = { vocabSize: 20, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32, maxSeq: 16 };
@@ -46,4 +49,24 @@ test('trains until the budget is reached, exactly: the reaching step trains only
   expect(whole.trainedTokens).toBe(36);
   // Exactly at the budget: no further step.
   expect((await runSftChunk(ckpt, examples, 10, sft, 5, () => {}, 24)).checkpoint.step).toBe(2);
+});
+
+test('the cut step trains its kept tokens at the learning rate times the share kept', async () => {
+  const ckpt = { config: cfg, weights: initWeights(cfg, 1), step: 0 };
+  const budget = 12 + 3; // step 1 whole (12 tokens), step 2 cut to 3 of its 12
+  const chunk = await runSftChunk(ckpt, examples, 10, sft, 5, () => {}, budget);
+  // The same two updates by hand.
+  const model = Gpt.fromWeights(cfg, ckpt.weights);
+  const optimizer = new Adam(model.params, { lr: sft.learningRate, clipNorm: sft.gradClip });
+  try {
+    trainStep(model, sampleSftBatch(examples, sft.batchSize, 5, 1), optimizer, learningRateAt(1, sft.steps, sft.learningRate, sft.warmupSteps));
+    const cut = capTrainedTokens(sampleSftBatch(examples, sft.batchSize, 5, 2), 3);
+    trainStep(model, cut, optimizer, (3 / 12) * learningRateAt(2, sft.steps, sft.learningRate, sft.warmupSteps));
+    const byHand = model.getWeights();
+    for (const [name, w] of Object.entries(chunk.checkpoint.weights)) expect(Array.from(w)).toEqual(Array.from(byHand[name]!));
+  } finally {
+    optimizer.dispose();
+    model.dispose();
+  }
+  expect(chunk.trainedTokens).toBe(budget);
 });
