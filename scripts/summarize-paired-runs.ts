@@ -4,7 +4,8 @@
  * accuracy on the test problems before and after RL, the samples RL's steps built (after timeline
  * merging) and the tokens they trained, the tokens tree rollouts generated and the trainer's seconds; per config, the mean over seeds; and each config's
  * paired differences by seed (RL test accuracy) with every baseline config (those whose experiment
- * name contains --baseline), with standard errors.
+ * name contains --baseline), with standard errors. Grid runs (success per plan horizon) add each
+ * config's success per H and the paired differences per H.
  * Reads .data/runs/<workflow id>.input.json and .result.json (as scripts/main.ts writes them) and the
  * metrics file the result names.
  *   node dist/scripts/summarize-paired-runs.js --baseline <experiment name part> <workflow id> [...]
@@ -15,6 +16,7 @@ import { DATA_DIR } from '../src/paths';
 import { metricsFilePath } from '../activities/run-records';
 import { parseMetricsJsonl } from '../src/report';
 import type { TrainingRunResult } from '../src/contracts/training-run';
+import type { HorizonSuccess } from '../src/horizon/metrics';
 import type { RunConfig } from '../src/config/schema';
 import { meanSd, pct, pts } from './lib/summary-stats';
 
@@ -33,7 +35,11 @@ interface PairedRun {
   trainedTokens: number;
   /** The trainer's seconds over RL's steps (undefined: not in the metrics). */
   trainSeconds?: number;
+  /** Grid runs: test success per plan horizon, SFT only and after RL. */
+  byHorizon?: { sftOnly: Map<number, number>; rl: Map<number, number> };
 }
+
+const rates = (hs: readonly HorizonSuccess[]) => new Map(hs.map((h) => [h.horizon, h.rate]));
 
 function load(id: string): PairedRun {
   const runs = path.join(DATA_DIR, 'runs');
@@ -58,6 +64,7 @@ function load(id: string): PairedRun {
     ...(steps.some((s) => s.tree) ? { generatedTokens: steps.reduce((n, s) => n + (s.tree?.generatedTokens ?? 0), 0) } : {}),
     ...(steps.some((s) => s.timelines) ? { samples: steps.reduce((n, s) => n + (s.timelines?.merged ?? 0), 0) } : {}),
     trainedTokens: steps.reduce((n, s) => n + (s.tokensTrained ?? 0), 0),
+    ...(c.rl.byHorizon && c.sftOnly.byHorizon ? { byHorizon: { sftOnly: rates(c.sftOnly.byHorizon), rl: rates(c.rl.byHorizon) } } : {}),
     ...(steps.some((s) => s.seconds) ? { trainSeconds: steps.reduce((n, s) => n + (s.seconds?.train ?? 0), 0) } : {}),
   };
 }
@@ -112,19 +119,36 @@ function main(): number {
     console.error(`--baseline ${baseline}: no run's experiment name contains it (${configs.join(', ')})`);
     return 2;
   }
-  console.log('');
-  baselines.forEach((b, i) => {
-    // Each pair once: a baseline against the baselines listed before it is not repeated.
-    for (const e of configs.filter((x) => x !== b && !baselines.slice(0, i).includes(x))) {
+  // Each pair once: a baseline against the baselines listed before it is not repeated.
+  const pairsOfConfigs = baselines.flatMap((b, i) => configs.filter((x) => x !== b && !baselines.slice(0, i).includes(x)).map((e) => [e, b] as const));
+  const printPaired = (label: string, value: (r: PairedRun) => number | undefined) => {
+    for (const [e, b] of pairsOfConfigs) {
       const pairs = of(e).flatMap((r) => {
         const base = of(b).find((x) => x.seed === r.seed);
-        return base ? [r.rl - base.rl] : [];
+        const [x, y] = [value(r), base ? value(base) : undefined];
+        return x !== undefined && y !== undefined ? [x - y] : [];
       });
       if (pairs.length === 0) continue;
       const { mean, sd } = meanSd(pairs);
-      console.log(`${e} − ${b}: ${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(pairs.length)).toFixed(1)}, n = ${pairs.length}; ${pairs.map(pts).join(', ')})`);
+      console.log(`${e} − ${b}${label}: ${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(pairs.length)).toFixed(1)}, n = ${pairs.length}; ${pairs.map(pts).join(', ')})`);
     }
-  });
+  };
+  console.log('');
+  printPaired('', (r) => r.rl);
+  const horizons = runs.every((r) => r.byHorizon) ? [...runs[0]!.byHorizon!.rl.keys()] : [];
+  if (horizons.length > 0) {
+    console.log('');
+    console.log(`success per plan horizon, mean over seeds (${runs[0]!.problems / horizons.length} test layouts per H and run):`);
+    console.log('');
+    console.log(`| config | ${horizons.map((h) => `H = ${h}`).join(' | ')} |`);
+    console.log(`|---|${horizons.map(() => '---:').join('|')}|`);
+    const row = (name: string, rs: PairedRun[], which: 'sftOnly' | 'rl') =>
+      console.log(`| ${name} | ${horizons.map((h) => meanOf(rs, (r) => r.byHorizon![which].get(h), pct)).join(' | ')} |`);
+    row('SFT only (every run)', runs, 'sftOnly');
+    for (const e of configs) row(e, of(e), 'rl');
+    console.log('');
+    for (const h of horizons) printPaired(`, H = ${h}`, (r) => r.byHorizon!.rl.get(h));
+  }
   return 0;
 }
 
