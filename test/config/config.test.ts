@@ -186,6 +186,11 @@ describe('run config', () => {
     expect(merged.init).toMatchObject({ step: main.sft.steps });
     expect(merged.timeline.merge).toBe(true);
     expect({ ...perCall, experiment: merged.experiment, timeline: { ...perCall.timeline, merge: true } }).toEqual(merged);
+    // RL (and RFT) at the rate validation chose: the merged arm's RL otherwise, with RFT.
+    const tuned = load('rl-tuned-from-run.yaml');
+    expect(tuned.rl.learningRate).toBe(1e-4);
+    expect(tuned.compare.rft).toBe(true);
+    expect({ ...tuned, experiment: merged.experiment, rl: { ...tuned.rl, learningRate: merged.rl.learningRate }, compare: merged.compare }).toEqual(merged);
   });
 });
 
