@@ -191,6 +191,12 @@ describe('run config', () => {
     expect(tuned.rl.learningRate).toBe(1e-4);
     expect(tuned.compare.rft).toBe(true);
     expect({ ...tuned, experiment: merged.experiment, rl: { ...tuned.rl, learningRate: merged.rl.learningRate }, compare: merged.compare }).toEqual(merged);
+    // Filtered SFT's arm on the same checkpoint: the main job's SFT settings and budget (its chosen rate).
+    const filtered = load('filtered-sft-from-run.yaml');
+    expect(filtered.sft).toEqual(main.sft);
+    expect(filtered.compare).toEqual({ ...main.compare, moreSft: false, rft: false });
+    expect({ ...filtered.task, trainProblems: main.task.trainProblems, evalProblems: main.task.evalProblems }).toEqual(main.task);
+    expect(filtered.init).toEqual(tuned.init);
   });
 });
 
