@@ -5,17 +5,19 @@
  * merging) and the tokens they trained, the tokens tree rollouts generated and the trainer's seconds; per config, the mean over seeds; and each config's
  * paired differences by seed (RL test accuracy) with every baseline config (those whose experiment
  * name contains --baseline), with standard errors. Grid runs (success per plan horizon) add each
- * config's success per H and the paired differences per H.
+ * config's success per H and the paired differences per H. A run given as <workflow id>:<policy>
+ * (rft, filteredSft, moreSft, sftOnly) stands for that compared policy of the run instead of its RL
+ * policy, as the config "<experiment>:<policy>", without RL's step figures.
  * Reads .data/runs/<workflow id>.input.json and .result.json (as scripts/main.ts writes them) and the
  * metrics file the result names.
- *   node dist/scripts/summarize-paired-runs.js --baseline <experiment name part> <workflow id> [...]
+ *   node dist/scripts/summarize-paired-runs.js --baseline <experiment name part> <workflow id>[:<policy>] [...]
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from '../src/paths';
 import { metricsFilePath } from '../activities/run-records';
 import { parseMetricsJsonl } from '../src/report';
-import type { TrainingRunResult } from '../src/contracts/training-run';
+import type { ComparedPolicy, TrainingRunResult } from '../src/contracts/training-run';
 import type { HorizonSuccess } from '../src/horizon/metrics';
 import type { RunConfig } from '../src/config/schema';
 import { meanSd, pct, pts } from './lib/summary-stats';
@@ -25,6 +27,7 @@ interface PairedRun {
   experiment: string;
   seed: number;
   sftOnly: number;
+  /** Greedy test accuracy after RL (or of the policy the run was given with). */
   rl: number;
   rlSampled?: number;
   problems: number;
@@ -32,7 +35,7 @@ interface PairedRun {
   generatedTokens?: number;
   /** Samples RL's steps built, after timeline merging (undefined: no timelines in the metrics). */
   samples?: number;
-  trainedTokens: number;
+  trainedTokens?: number;
   /** The trainer's seconds over RL's steps (undefined: not in the metrics). */
   trainSeconds?: number;
   /** Grid runs: test success per plan horizon, SFT only and after RL. */
@@ -41,7 +44,12 @@ interface PairedRun {
 
 const rates = (hs: readonly HorizonSuccess[]) => new Map(hs.map((h) => [h.horizon, h.rate]));
 
-function load(id: string): PairedRun {
+const POLICIES: readonly ComparedPolicy[] = ['rl', 'rft', 'filteredSft', 'moreSft', 'sftOnly'];
+
+function load(spec: string): PairedRun {
+  const [id = '', policy = 'rl'] = spec.split(':');
+  const arm = POLICIES.find((p) => p === policy);
+  if (arm === undefined) throw new Error(`${spec}: no compared policy '${policy}' (${POLICIES.join(', ')})`);
   const runs = path.join(DATA_DIR, 'runs');
   const read = <T>(file: string): T => {
     if (!fs.existsSync(file)) throw new Error(`${file} not found: did the run ${id} finish?`);
@@ -51,25 +59,28 @@ function load(id: string): PairedRun {
   const result = read<TrainingRunResult>(path.join(runs, `${id}.result.json`));
   const c = result.comparison;
   if (!c || c.split !== 'test') throw new Error(`${id} has no test comparison (task.rl.testProblems 0, or rl.steps 0?)`);
+  const chosen = c[arm];
+  if (!chosen) throw new Error(`${id} has no ${arm} policy in its comparison`);
   const file = result.metricsFile ?? metricsFilePath(runs, id);
-  const steps = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl;
+  // RL's step figures belong to the RL policy only.
+  const steps = arm === 'rl' ? parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl : [];
   return {
-    id,
-    experiment: input.experiment,
+    id: spec,
+    experiment: arm === 'rl' ? input.experiment : `${input.experiment}:${arm}`,
     seed: input.seed,
     sftOnly: c.sftOnly.greedy.accuracy,
-    rl: c.rl.greedy.accuracy,
-    ...(c.rl.sampled ? { rlSampled: c.rl.sampled.accuracy } : {}),
+    rl: chosen.greedy.accuracy,
+    ...(chosen.sampled ? { rlSampled: chosen.sampled.accuracy } : {}),
     problems: c.problems,
     ...(steps.some((s) => s.tree) ? { generatedTokens: steps.reduce((n, s) => n + (s.tree?.generatedTokens ?? 0), 0) } : {}),
     ...(steps.some((s) => s.timelines) ? { samples: steps.reduce((n, s) => n + (s.timelines?.merged ?? 0), 0) } : {}),
-    trainedTokens: steps.reduce((n, s) => n + (s.tokensTrained ?? 0), 0),
-    ...(c.rl.byHorizon && c.sftOnly.byHorizon ? { byHorizon: { sftOnly: rates(c.sftOnly.byHorizon), rl: rates(c.rl.byHorizon) } } : {}),
+    ...(steps.length > 0 ? { trainedTokens: steps.reduce((n, s) => n + (s.tokensTrained ?? 0), 0) } : {}),
+    ...(chosen.byHorizon && c.sftOnly.byHorizon ? { byHorizon: { sftOnly: rates(c.sftOnly.byHorizon), rl: rates(chosen.byHorizon) } } : {}),
     ...(steps.some((s) => s.seconds) ? { trainSeconds: steps.reduce((n, s) => n + (s.seconds?.train ?? 0), 0) } : {}),
   };
 }
 
-const USAGE = 'usage: summarize-paired-runs --baseline <experiment name part> <workflow id> [...]';
+const USAGE = 'usage: summarize-paired-runs --baseline <experiment name part> <workflow id>[:<policy>] [...]';
 
 /** A mean over runs of a per-run figure that some runs lack: '-' unless every run has it. */
 function meanOf(rs: PairedRun[], figure: (r: PairedRun) => number | undefined, show: (x: number) => string): string {
@@ -94,7 +105,7 @@ function main(): number {
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of runs) {
     const sampled = r.rlSampled === undefined ? '-' : pct(r.rlSampled);
-    console.log(`| ${r.id} | ${r.experiment} | ${r.seed} | ${pct(r.sftOnly)} | ${pct(r.rl)} | ${sampled} | ${count(r.generatedTokens)} | ${count(r.samples)} | ${r.trainedTokens} | ${count(r.trainSeconds)} |`);
+    console.log(`| ${r.id} | ${r.experiment} | ${r.seed} | ${pct(r.sftOnly)} | ${pct(r.rl)} | ${sampled} | ${count(r.generatedTokens)} | ${count(r.samples)} | ${count(r.trainedTokens)} | ${count(r.trainSeconds)} |`);
   }
   const configs = [...new Set(runs.map((r) => r.experiment))];
   const of = (experiment: string) => runs.filter((r) => r.experiment === experiment);
