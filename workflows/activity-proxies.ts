@@ -5,7 +5,7 @@
  * per-policy task queue: in dual mode the planner's and the actor's weights can be served by
  * different inference pools.
  */
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities/agents';
 import type { ConfigActivities } from '../activities/config';
 import type { DataActivities } from '../activities/data';
@@ -70,10 +70,12 @@ export function activityProxies(t: RunConfig['timeouts']) {
 }
 
 /**
- * trainSft and trainGrpo heartbeat between steps and micro-batches, so a killed trainer is noticed
- * after heartbeatSec; initPolicy, publishWeights and checkpointFromRun are short single calls that
- * cannot heartbeat, so they carry no heartbeat timeout (a slow export must not be mistaken for a
- * dead worker), only the start-to-close one.
+ * trainSft and trainGrpo heartbeat between steps and micro-batches, and publishWeights between
+ * reading, exporting and storing, so a killed trainer is noticed after heartbeatSec; initPolicy and
+ * checkpointFromRun/FromHf are single calls that cannot heartbeat, so they carry no heartbeat
+ * timeout, only the start-to-close one. (publishWeights had none either until a training worker
+ * SIGKILLed while publishing stalled a run for trainSec, an hour by default: bench:chaos's smoke
+ * test. Histories recorded before keep the old options, behind patched().)
  */
 function trainingProxies(t: RunConfig['timeouts']) {
   const options = { taskQueue: TASK_QUEUES.training, startToCloseTimeout: t.trainSec * 1000, retry: retry(10) };
@@ -83,7 +85,9 @@ function trainingProxies(t: RunConfig['timeouts']) {
     trainSft: heartbeating.trainSft,
     trainGrpo: heartbeating.trainGrpo,
     initPolicy: single.initPolicy,
-    publishWeights: single.publishWeights,
+    // patched() at the call, so the marker goes only into histories that publish.
+    publishWeights: (input: Parameters<TrainingActivities['publishWeights']>[0]) =>
+      (patched('publish-weights-heartbeat') ? heartbeating : single).publishWeights(input),
     checkpointFromRun: single.checkpointFromRun,
     checkpointFromHf: single.checkpointFromHf,
   } satisfies { [K in keyof TrainingActivities]: unknown };

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import { names } from '../../activities/names';
 import type { TrainGrpoOutput } from '../../activities/training';
+import { parseRunConfig } from '../../src/config/parse';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { parseMetricsJsonl } from '../../src/report';
 import { groupsWithSpread } from '../../src/rl/dynamic-sampling';
@@ -118,6 +119,14 @@ describe('trainingRun with an RL phase', () => {
     expect(result.comparison?.rl.greedy).toEqual(result.rlEvals[1]!.greedy);
     expect(result.comparison?.moreSft).toBeUndefined();
     expect(result.weights?.version).toBe(2);
+    // Every publish carries the heartbeat timeout: a training worker killed while publishing is
+    // noticed after timeouts.heartbeatSec, not after trainSec (bench:chaos once stalled on it).
+    const publishes = ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+      const a = e.activityTaskScheduledEventAttributes;
+      return a?.activityType?.name === 'publishWeights' ? [Number(a.heartbeatTimeout?.seconds ?? 0)] : [];
+    });
+    expect(publishes.length).toBeGreaterThan(0);
+    expect(publishes.every((sec) => sec === parseRunConfig(tinyRlConfig()).timeouts.heartbeatSec)).toBe(true);
 
     // One checkpoint per SFT chunk and per RL step, and one named result per RL step.
     const ckptNames = await ctx.store.listNames(names.checkpointPrefix(workflowId));
