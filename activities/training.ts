@@ -250,19 +250,18 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
     async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {
       // Heartbeats between the steps, so a worker killed while publishing is noticed after
       // timeouts.heartbeatSec rather than at the start-to-close timeout (trainSec).
-      const beat = heartbeatIfActivity;
       const name = names.weights(input.runId, input.version);
       let onnx = await store.getName(name);
-      beat('read');
+      heartbeatIfActivity('read');
       if (!onnx) {
         const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
-        beat('decoded');
+        heartbeatIfActivity('decoded');
         const bytes = exportOnnx(ckpt.config, ckpt.weights, {
           weight_version: String(input.version),
           step: String(ckpt.step),
           run_id: input.runId,
         });
-        beat('exported');
+        heartbeatIfActivity('exported');
         onnx = await store.nameIfAbsent(name, await store.put(bytes, 'onnx'));
       }
       await store.setName(names.latestWeights(input.runId), onnx);

@@ -54,8 +54,8 @@ export interface RlSpent {
 /**
  * SFT chunks from `start` on `dataset` until the budget is spent: compare.sftBudget's sequences
  * (whole steps of sft.batchSize, in chunks of sft.stepsPerActivity), RL's trained tokens (exactly:
- * the step that reaches them trains only what is left, src/sft/sft.ts), or RL's seconds (workflow time around each chunk, so it replays
- * identically). The learning rate and batches continue SFT's schedule from start's step (past its
+ * the step that reaches them trains only what is left, src/sft/sft.ts), or RL's seconds (workflow
+ * time around each chunk, so it replays identically). The learning rate and batches continue SFT's schedule from start's step (past its
  * end: its floor, 10%). Then the validation evaluation.
  */
 export async function sftBaseline(

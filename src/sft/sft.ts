@@ -66,8 +66,7 @@ export function capTrainedTokens<B extends TrainBatch>(batch: B, max: number): B
  * Trains from ckpt.step + 1 up to toStep, or (maxTrainedTokens) only until that many tokens were
  * trained: the step that reaches the budget trains only the tokens left of it (at the learning rate
  * times the share of its tokens kept), so the chunk trains exactly maxTrainedTokens when its steps
- * hold that many. onStep runs between steps (heartbeats,
- * cancellation).
+ * hold that many. onStep runs between steps (heartbeats, cancellation).
  */
 export async function runSftChunk(
   ckpt: Checkpoint,
@@ -90,16 +89,17 @@ export async function runSftChunk(
     for (let step = ckpt.step + 1; step <= toStep && trainedTokens < maxTrainedTokens; step++) {
       const sampled = sampleSftBatch(examples, opts.batchSize, seed, step);
       const whole = trainedTokensOf(sampled);
-      const batch = trainedTokens + whole > maxTrainedTokens ? capTrainedTokens(sampled, maxTrainedTokens - trainedTokens) : sampled;
+      const trained = Math.min(whole, maxTrainedTokens - trainedTokens);
+      const batch = trained < whole ? capTrainedTokens(sampled, trained) : sampled;
       // The loss is a mean over the batch's trained tokens, so a cut step would weigh its few tokens
       // as a whole step's; its learning rate shrinks by the share it kept instead.
-      const kept = batch === sampled ? 1 : trainedTokensOf(batch) / whole;
+      const kept = trained < whole ? trained / whole : 1;
       const lr = kept * learningRateAt(step, opts.steps, opts.learningRate, opts.warmupSteps);
       const r = trainStep(model, batch, optimizer, lr);
       if (!Number.isFinite(r.loss)) throw new Error(`SFT loss is ${r.loss} at step ${step}`);
       losses.push({ step, loss: r.loss });
       tokens += batch.tokens.reduce((a, row) => a + row.length, 0);
-      trainedTokens += trainedTokensOf(batch);
+      trainedTokens += trained;
       lastStep = step;
       await onStep(step, r.loss);
     }
