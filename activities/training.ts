@@ -133,9 +133,12 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
 
   return {
     async initPolicy(input: InitPolicyInput): Promise<{ checkpoint: CheckpointInfo; backend: string; parameters: number }> {
+      // Heartbeats between the stages, as publishWeights (a killed worker noticed after heartbeatSec).
       const backend = await initTfBackend();
+      heartbeatIfActivity('backend');
       const config = { ...input.model, vocabSize: loadTokenizer().vocabSize };
       const weights = initWeights(config, input.seed);
+      heartbeatIfActivity('initialised');
       const parameters = Object.values(weights).reduce((a, w) => a + w.length, 0);
       // Deterministic init: a retry produces the same bytes, which saveCheckpoint stores once.
       return { checkpoint: await saveCheckpoint(input.runId, { config, weights, step: 0 }), backend: backend.name, parameters };
@@ -213,6 +216,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
      */
     async checkpointFromRun(input: CheckpointFromRunInput): Promise<CheckpointInfo> {
       const steps = await checkpointSteps(store, input.fromRun);
+      heartbeatIfActivity('listed');
       if (steps.length === 0) {
         throw ApplicationFailure.nonRetryable(`init.fromRun: no checkpoints of run '${input.fromRun}' in the blob store`, 'ConfigError');
       }
@@ -222,6 +226,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         throw ApplicationFailure.nonRetryable(`init.step: run '${input.fromRun}' has no checkpoint at step ${step} (it has ${steps.join(', ')})`, 'ConfigError');
       }
       const ckpt = decodeCheckpoint(await store.get(ref));
+      heartbeatIfActivity('decoded');
       refuseOtherShape('init.fromRun', input.model, ckpt.config, `'${input.fromRun}'`);
       return saveCheckpoint(input.runId, ckpt);
     },
@@ -235,6 +240,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       let imported: ReturnType<typeof readHfDir>;
       try {
         imported = readHfDir(input.dir);
+        heartbeatIfActivity('read');
       } catch (err) {
         if (err instanceof HfFormatError) throw ApplicationFailure.nonRetryable(`init.fromHf: ${err.message}`, 'ConfigError');
         throw err;

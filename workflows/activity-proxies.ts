@@ -70,26 +70,27 @@ export function activityProxies(t: RunConfig['timeouts']) {
 }
 
 /**
- * trainSft and trainGrpo heartbeat between steps and micro-batches, and publishWeights between
- * reading, exporting and storing, so a killed trainer is noticed after heartbeatSec; initPolicy and
- * checkpointFromRun/FromHf are single calls that cannot heartbeat, so they carry no heartbeat
- * timeout, only the start-to-close one. (publishWeights had none either until a training worker
- * SIGKILLed while publishing stalled a run for trainSec, an hour by default: bench:chaos's smoke
- * test. Histories recorded before keep the old options, behind patched().)
+ * Every training activity heartbeats: trainSft and trainGrpo between steps and micro-batches, the
+ * others between reading, decoding/exporting and storing, so a killed trainer is noticed after
+ * heartbeatSec. publishWeights and the starting checkpoints (initPolicy, checkpointFromRun/FromHf)
+ * had no heartbeat timeout at first, only trainSec (an hour by default): a training worker
+ * SIGKILLed while publishing stalled bench:chaos's smoke test that long. Histories recorded before
+ * keep the old options, behind patched() — called at the activity's call, so the marker goes only
+ * into histories that schedule it.
  */
 function trainingProxies(t: RunConfig['timeouts']) {
   const options = { taskQueue: TASK_QUEUES.training, startToCloseTimeout: t.trainSec * 1000, retry: retry(10) };
   const heartbeating = proxyActivities<TrainingActivities>({ ...options, heartbeatTimeout: t.heartbeatSec * 1000 });
   const single = proxyActivities<TrainingActivities>(options);
+  const startOptions = () => (patched('start-checkpoint-heartbeat') ? heartbeating : single);
   return {
     trainSft: heartbeating.trainSft,
     trainGrpo: heartbeating.trainGrpo,
-    initPolicy: single.initPolicy,
-    // patched() at the call, so the marker goes only into histories that publish.
+    initPolicy: (input: Parameters<TrainingActivities['initPolicy']>[0]) => startOptions().initPolicy(input),
     publishWeights: (input: Parameters<TrainingActivities['publishWeights']>[0]) =>
       (patched('publish-weights-heartbeat') ? heartbeating : single).publishWeights(input),
-    checkpointFromRun: single.checkpointFromRun,
-    checkpointFromHf: single.checkpointFromHf,
+    checkpointFromRun: (input: Parameters<TrainingActivities['checkpointFromRun']>[0]) => startOptions().checkpointFromRun(input),
+    checkpointFromHf: (input: Parameters<TrainingActivities['checkpointFromHf']>[0]) => startOptions().checkpointFromHf(input),
   } satisfies { [K in keyof TrainingActivities]: unknown };
 }
 

@@ -1,4 +1,5 @@
 /** trainingRun's RL phase end to end on the real dev server with the real activities. */
+import type { WorkflowHandle } from '@temporalio/client';
 import fs from 'node:fs';
 import { names } from '../../activities/names';
 import type { TrainGrpoOutput } from '../../activities/training';
@@ -119,14 +120,14 @@ describe('trainingRun with an RL phase', () => {
     expect(result.comparison?.rl.greedy).toEqual(result.rlEvals[1]!.greedy);
     expect(result.comparison?.moreSft).toBeUndefined();
     expect(result.weights?.version).toBe(2);
-    // Every publish carries the heartbeat timeout: a training worker killed while publishing is
-    // noticed after timeouts.heartbeatSec, not after trainSec (bench:chaos once stalled on it).
-    const publishes = ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
-      const a = e.activityTaskScheduledEventAttributes;
-      return a?.activityType?.name === 'publishWeights' ? [Number(a.heartbeatTimeout?.seconds ?? 0)] : [];
-    });
-    expect(publishes.length).toBeGreaterThan(0);
-    expect(publishes.every((sec) => sec === parseRunConfig(tinyRlConfig()).timeouts.heartbeatSec)).toBe(true);
+    // Every publish and the starting checkpoint carry the heartbeat timeout: a training worker
+    // killed during them is noticed after timeouts.heartbeatSec, not after trainSec (bench:chaos
+    // once stalled on a publish).
+    const heartbeats = await heartbeatTimeouts(handle);
+    expect(heartbeats.publishWeights?.length).toBeGreaterThan(0);
+    expect(heartbeats.initPolicy).toHaveLength(1);
+    const heartbeatSec = parseRunConfig(tinyRlConfig()).timeouts.heartbeatSec;
+    expect([...heartbeats.publishWeights!, ...heartbeats.initPolicy!].every((sec) => sec === heartbeatSec)).toBe(true);
 
     // One checkpoint per SFT chunk and per RL step, and one named result per RL step.
     const ckptNames = await ctx.store.listNames(names.checkpointPrefix(workflowId));
@@ -255,6 +256,7 @@ describe('init.fromRun', () => {
     expect(await handle.query(progressQuery)).toMatchObject({ phase: 'done', step: 5, totalSteps: 5 });
     const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
     expect(scheduled).not.toContain('initPolicy');
+    expect((await heartbeatTimeouts(handle)).checkpointFromRun).toEqual([parseRunConfig(tinyRlConfig()).timeouts.heartbeatSec]);
     // More SFT goes on from step 4 (steps 5 and 6: new batches, the schedule's learning rate there)
     // with the Adam state it had, instead of warming up again from step 1 (issue 24).
     const branch = `${workflowId}~more-sft`;
@@ -292,3 +294,14 @@ describe('tree rollouts', () => {
     await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/rl\.dynamicSampling\.enabled/) } });
   });
 });
+
+/** Each scheduled activity type's heartbeat timeouts in seconds (0: none), from the run's history. */
+async function heartbeatTimeouts(handle: WorkflowHandle): Promise<Record<string, number[]>> {
+  const out: Record<string, number[]> = {};
+  for (const e of (await handle.fetchHistory()).events ?? []) {
+    const a = e.activityTaskScheduledEventAttributes;
+    const name = a?.activityType?.name;
+    if (name) (out[name] ??= []).push(Number(a.heartbeatTimeout?.seconds ?? 0));
+  }
+  return out;
+}
