@@ -180,7 +180,9 @@ describe('run config', () => {
     const main = load('default.yaml');
     const merged = load('timelines-merged-from-run.yaml');
     const perCall = load('timelines-per-call-from-run.yaml');
-    for (const key of ['model', 'rl', 'rollout', 'timeline'] as const) expect(merged[key]).toEqual(main[key]);
+    // The timelines arms were measured at the main job's earlier RL rate (3e-4, before validation chose one).
+    for (const key of ['model', 'rollout', 'timeline'] as const) expect(merged[key]).toEqual(main[key]);
+    expect(merged.rl).toEqual({ ...main.rl, learningRate: 3e-4 });
     expect(merged.task.difficulty).toEqual(main.task.difficulty);
     expect(merged.task.rl).toEqual(main.task.rl);
     expect(merged.init).toMatchObject({ step: main.sft.steps });
