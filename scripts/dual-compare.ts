@@ -31,7 +31,7 @@ import { TASK_QUEUES } from '../workflows/shared';
 import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
 import { ensureServer } from './lib/local-server';
 import { runMain } from './lib/run-main';
-import { pct } from './lib/summary-stats';
+import { meanSd, pairedSe, pct } from './lib/summary-stats';
 
 const OUT_DIR = path.join(DATA_DIR, 'dual-compare');
 
@@ -188,8 +188,7 @@ async function compare(fromRun: string): Promise<CompareFile> {
 }
 
 function summarize(files: CompareFile[]): string {
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const se = (xs: number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1) / xs.length) : Number.NaN);
+  const mean = (xs: number[]) => meanSd(xs).mean;
   const lines = [`Dual-mode comparison, greedy accuracy on the test problems, ${files.length} run(s): ${files.map((f) => f.fromRun).join(', ')}`, ''];
   lines.push('| pairing | mean | per run |', '|---|---:|---|');
   for (const arm of ARMS) lines.push(`| ${LABELS[arm]} | ${pct(mean(files.map((f) => f.arms[arm].greedy)))} | ${files.map((f) => pct(f.arms[arm].greedy)).join(', ')} |`);
@@ -207,8 +206,8 @@ function summarize(files: CompareFile[]): string {
   lines.push('', '| difference (points) | mean over runs ± SE over runs | per run ± SE over its test problems |', '|---|---:|---|');
   for (const [a, b] of pairs) {
     const per = files.map((f) => pairedOnProblems(f.arms[a].perProblem, f.arms[b].perProblem));
-    const diffs = per.map((d) => 100 * d.diff);
-    lines.push(`| ${a} − ${b} | ${mean(diffs).toFixed(1)} ± ${se(diffs).toFixed(1)} | ${per.map((d) => `${(100 * d.diff).toFixed(1)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
+    const { mean: diff, se } = pairedSe(per.map((d) => d.diff));
+    lines.push(`| ${a} − ${b} | ${diff} ± ${se} | ${per.map((d) => `${(100 * d.diff).toFixed(1)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
   }
   return lines.join('\n');
 }

@@ -20,7 +20,7 @@ import { parseMetricsJsonl } from '../src/report';
 import type { ComparedPolicy, TrainingRunResult } from '../src/contracts/training-run';
 import type { HorizonSuccess } from '../src/horizon/metrics';
 import type { RunConfig } from '../src/config/schema';
-import { meanSd, pct, pts } from './lib/summary-stats';
+import { meanSd, pairedSe, pct, pts } from './lib/summary-stats';
 
 interface PairedRun {
   id: string;
@@ -140,8 +140,8 @@ function main(): number {
         return x !== undefined && y !== undefined ? [x - y] : [];
       });
       if (pairs.length === 0) continue;
-      const { mean, sd } = meanSd(pairs);
-      console.log(`${e} − ${b}${label}: ${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(pairs.length)).toFixed(1)}, n = ${pairs.length}; ${pairs.map(pts).join(', ')})`);
+      const { mean, se } = pairedSe(pairs);
+      console.log(`${e} − ${b}${label}: ${mean} pts (paired SE ${se}, n = ${pairs.length}; ${pairs.map(pts).join(', ')})`);
     }
   };
   console.log('');

@@ -14,7 +14,7 @@ import { sumHorizonMetricKeys, type HorizonSuccess } from '../src/horizon/metric
 import { parseMetricsJsonl } from '../src/report';
 import type { ComparedPolicy, ComparedResult, Comparison, TrainingRunResult } from '../src/contracts/training-run';
 import { COMPARED_POLICIES, pairedOnProblems } from '../src/report/comparison';
-import { meanSd, pct, pts } from './lib/summary-stats';
+import { meanSd, pairedSe, pct, pts } from './lib/summary-stats';
 
 /** A success rate with its counts, e.g. "84.0% (84/100)". */
 const successCell = (x: HorizonSuccess | undefined) => (x ? `${pct(x.rate)} (${x.success}/${x.total})` : '-');
@@ -29,8 +29,8 @@ function meanSpread(xs: number[]): string {
  * seed share their starting checkpoint and held-out layouts, so the pairing removes that noise.
  */
 function pairedDifference(diffs: number[]): string {
-  const { mean, sd } = meanSd(diffs);
-  return `${pts(mean)} pts (paired SE ${((100 * sd) / Math.sqrt(diffs.length)).toFixed(1)}; ${diffs.map(pts).join(', ')})`;
+  const { mean, se } = pairedSe(diffs);
+  return `${mean} pts (paired SE ${se}; ${diffs.map(pts).join(', ')})`;
 }
 
 function main(): number {

@@ -12,3 +12,13 @@ export function meanSd(xs: readonly number[]): { mean: number; sd: number } {
   const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)) : 0;
   return { mean, sd };
 }
+
+/**
+ * Per-run differences (fractions) summarised in points: their mean and its standard error over the
+ * runs (sd / sqrt(n)), which is the one about the methods. With one run there is no spread to
+ * estimate it from: "n/a", not 0.
+ */
+export function pairedSe(diffs: readonly number[]): { mean: string; se: string } {
+  const { mean, sd } = meanSd(diffs);
+  return { mean: pts(mean), se: diffs.length > 1 ? ((100 * sd) / Math.sqrt(diffs.length)).toFixed(1) : 'n/a' };
+}
