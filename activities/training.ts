@@ -134,6 +134,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
   return {
     async initPolicy(input: InitPolicyInput): Promise<{ checkpoint: CheckpointInfo; backend: string; parameters: number }> {
       // Heartbeats between the stages, as publishWeights (a killed worker noticed after heartbeatSec).
+      heartbeatIfActivity('start');
       const backend = await initTfBackend();
       heartbeatIfActivity('backend');
       const config = { ...input.model, vocabSize: loadTokenizer().vocabSize };

@@ -31,7 +31,7 @@ import { TASK_QUEUES } from '../workflows/shared';
 import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
 import { ensureServer } from './lib/local-server';
 import { runMain } from './lib/run-main';
-import { meanSd, pairedSe, pct } from './lib/summary-stats';
+import { meanSd, pairedSe, pct, pts } from './lib/summary-stats';
 
 const OUT_DIR = path.join(DATA_DIR, 'dual-compare');
 
@@ -207,7 +207,7 @@ function summarize(files: CompareFile[]): string {
   for (const [a, b] of pairs) {
     const per = files.map((f) => pairedOnProblems(f.arms[a].perProblem, f.arms[b].perProblem));
     const { mean: diff, se } = pairedSe(per.map((d) => d.diff));
-    lines.push(`| ${a} − ${b} | ${diff} ± ${se} | ${per.map((d) => `${(100 * d.diff).toFixed(1)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
+    lines.push(`| ${a} − ${b} | ${diff} ± ${se} | ${per.map((d) => `${pts(d.diff)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
   }
   return lines.join('\n');
 }

@@ -16,6 +16,7 @@ import { createRunRecordActivities } from '../activities/run-records';
 import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
+import { initTfBackend } from '../src/model/backend';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
 import { openStore, parseStoreSpec, storeSettingsFromEnv, type StoreSpec } from '../src/store/store-spec';
@@ -77,6 +78,9 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
         workers.push(await create(queue, { activities: createInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? 64 }));
         break;
       case 'training':
+        // Load tfjs's backend before polling: a cold load inside a heartbeating activity's first
+        // stage counts against timeouts.heartbeatSec.
+        await initTfBackend();
         workers.push(await create(queue, { activities: createTrainingActivities({ store }), maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? 1 }));
         break;
       case 'tools':
