@@ -171,4 +171,17 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
   { name: 'plan-act-dual-recorded-planner', workflowType: 'planActJob', args: planActJob('planner', tinyPlanActConfig('history-dual-recorded', 'dual')), concurrent: true },
   { name: 'plan-act-dual-recorded-actor', workflowType: 'planActJob', args: planActJob('actor', tinyPlanActConfig('history-dual-recorded', 'dual')) },
   { name: 'plan-act-dual-recorded-session', workflowType: 'rolloutSession', args: [], workflowId: sessionWorkflowId('history-dual-recorded', 1), startedByOthers: true },
+  // An RL run after the 'publish-weights-heartbeat' and 'start-checkpoint-heartbeat' patches: both
+  // markers in the history, so replay runs their new branches too.
+  {
+    name: 'training-run-rl-v4',
+    workflowType: 'trainingRun',
+    args: [
+      tinyRunConfig({
+        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 0 } },
+        eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
+        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 },
+      }),
+    ],
+  },
 ];
