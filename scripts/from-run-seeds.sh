@@ -8,6 +8,7 @@
 # The studies call it with their kinds: scripts/tree-vs-independent.sh, scripts/timelines-seeds.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/from-run.sh
 usage="usage: KINDS=\"<kind> ...\" BASELINE=<name part> bash scripts/from-run-seeds.sh <trainingRun workflow id> [seeds...]"
 from="${1:?$usage}"
 shift
@@ -25,12 +26,10 @@ mkdir -p .data/runs
 ids=()
 for seed in "${seeds[@]}"; do
   for kind in $KINDS; do
-    cfg=".data/runs/${kind}-from-${from}.yaml"
-    sed "s/arith-rl-REPLACE-WITH-WORKFLOW-ID/${from}/" "configs/${kind}-from-run.yaml" > "$cfg"
+    cfg=$(from_run_config "configs/${kind}-from-run.yaml" "$from")
     id="arith-rl-${kind}-s${seed}-$(date +%s)"
-    node dist/scripts/main.js --config "$cfg" --seed "$seed" --workflow-id "$id" > ".data/runs/${id}.log" 2>&1
+    run_logged "$cfg" "$seed" "$id"
     ids+=("$id")
-    echo "finished $id"
   done
 done
 node dist/scripts/summarize-paired-runs.js --baseline "$BASELINE" "${ids[@]}"

@@ -10,6 +10,7 @@
 #   KINDS="layout-groups plan-reward" bash scripts/grid-seeds.sh ...   (some kinds only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/from-run.sh
 [ $# -gt 0 ] || { echo "usage: bash scripts/grid-seeds.sh SEED=<grid-horizons run id> ..." >&2; exit 2; }
 kinds=(${KINDS:-rl layout-groups plan-reward})
 for kind in "${kinds[@]}"; do
@@ -23,11 +24,9 @@ for pair in "$@"; do
   from="${pair#*=}"
   [[ "$seed" =~ ^[0-9]+$ && -n "$from" && "$from" != "$pair" ]] || { echo "bad argument '$pair': expected SEED=<run id>" >&2; exit 2; }
   for kind in "${kinds[@]}"; do
-    cfg=".data/runs/grid-${kind}-from-${from}.yaml"
-    sed "s/grid-horizons-REPLACE-WITH-WORKFLOW-ID/${from}/" "configs/grid-${kind}-from-run.yaml" > "$cfg"
+    cfg=$(from_run_config "configs/grid-${kind}-from-run.yaml" "$from")
     id="grid-${kind}-s${seed}-$(date +%s)"
-    node dist/scripts/main.js --config "$cfg" --seed "$seed" --workflow-id "$id" > ".data/runs/${id}.log" 2>&1
-    echo "finished $id"
+    run_logged "$cfg" "$seed" "$id"
     ids[$kind]="${ids[$kind]:-} $id"
   done
 done

@@ -2,10 +2,11 @@
 # The README's learning result: the main job (configs/default.yaml unless --config is given) with
 # seeds 1-5, one after another, then every compared policy side by side: means, spread and RL's paired differences.
 #   bash scripts/rl-seeds.sh [--config configs/<file>.yaml] [--seeds 1,2,3,4,5] [--from-run <id>]
-# --from-run fills a *-from-run.yaml config's init.fromRun (its arith-rl-REPLACE-WITH-WORKFLOW-ID)
+# --from-run fills a *-from-run.yaml config's init.fromRun (its <name>-REPLACE-WITH-WORKFLOW-ID)
 # with an earlier trainingRun's workflow id, so every seed starts from that run's checkpoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/from-run.sh
 config=configs/default.yaml
 seeds=1,2,3,4,5
 from=""
@@ -18,11 +19,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -n "$from" ]; then
-  grep -q 'arith-rl-REPLACE-WITH-WORKFLOW-ID' "$config" || { echo "--from-run: $config has no init.fromRun placeholder (arith-rl-REPLACE-WITH-WORKFLOW-ID)" >&2; exit 2; }
-  mkdir -p .data/runs
-  filled=".data/runs/$(basename "$config" .yaml)-from-${from}.yaml"
-  sed "s/arith-rl-REPLACE-WITH-WORKFLOW-ID/${from}/" "$config" > "$filled"
-  config="$filled"
+  config=$(from_run_config "$config" "$from") || { echo "--from-run needs a *-from-run.yaml config" >&2; exit 2; }
 fi
 bash scripts/setup.sh
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
