@@ -52,6 +52,14 @@ export function tinyPlanActConfig(experiment: string, mode: 'shared' | 'dual', r
   };
 }
 
+/** A two-step RL run of the tiny config, evaluated at every RL step (the training-run-rl-v* scenarios). */
+const tinyRlRun = (extra: Partial<RunConfigInput> = {}) =>
+  tinyRunConfig({
+    task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 0 } },
+    eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
+    rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 },
+    ...extra,
+  });
 const planActJob = (role: 'shared' | 'planner' | 'actor', config: RunConfigInput) => [{ role, config, rolloutIds: [1], inferenceQueue: ORACLE_TASK_QUEUE }];
 
 export const RECORDED_SCENARIOS: RecordedScenario[] = [
@@ -92,12 +100,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     name: 'training-run-rl-v3',
     workflowType: 'trainingRun',
     args: [
-      tinyRunConfig({
-        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 0 } },
-        eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
-        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 },
-        timeline: { snapDetection: true },
-      }),
+      tinyRlRun({ timeline: { snapDetection: true } }),
     ],
   },
   {
@@ -177,11 +180,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     name: 'training-run-rl-v4',
     workflowType: 'trainingRun',
     args: [
-      tinyRunConfig({
-        task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 0 } },
-        eval: { everySteps: 2, rlEverySteps: 1, maxNewTokens: 8 },
-        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12 },
-      }),
+      tinyRlRun(),
     ],
   },
 ];
