@@ -200,6 +200,21 @@ describe('run config', () => {
     expect({ ...filtered.task, trainProblems: main.task.trainProblems, evalProblems: main.task.evalProblems }).toEqual(main.task);
     expect(filtered.init).toEqual(tuned.init);
   });
+
+  it("keeps the tuned agent config to the agent's from-run config but for the main job's chosen RL rate and the baselines it leaves to filtered-sft-from-run", () => {
+    const load = (f: string) => loadRunConfig(path.resolve(__dirname, '../../configs', f));
+    const agent = load('agent-from-run.yaml');
+    const tuned = load('agent-tuned-from-run.yaml');
+    const main = load('default.yaml');
+    expect(tuned.rl.learningRate).toBe(main.rl.learningRate);
+    expect(tuned.compare).toEqual({ ...agent.compare, moreSft: false, filteredSft: false });
+    expect({ ...tuned, experiment: agent.experiment, rl: { ...tuned.rl, learningRate: agent.rl.learningRate }, compare: agent.compare }).toEqual(agent);
+    // Its filtered-SFT arm: the same checkpoint step, task and SFT settings.
+    const filtered = load('filtered-sft-from-run.yaml');
+    expect(filtered.init.step).toBe(tuned.init.step);
+    expect(filtered.sft).toEqual(tuned.sft);
+    expect({ ...filtered.task, trainProblems: tuned.task.trainProblems, evalProblems: tuned.task.evalProblems }).toEqual(tuned.task);
+  });
 });
 
 describe('issue 24 keys refuse what they cannot do, naming the field', () => {
