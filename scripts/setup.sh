@@ -19,7 +19,18 @@ export ONNXRUNTIME_NODE_INSTALL=skip
 # npm install still installs exactly the versions the lockfile pins.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] installing npm packages from package-lock.json"
-  npm install --no-audit --no-fund --loglevel=error
+  # A registry hiccup should not fail a CI run: three tries, and the end of npm's own log when the
+  # last one fails (at --loglevel=error npm prints little more than where that log is).
+  for attempt in 1 2 3; do
+    if npm install --no-audit --no-fund --loglevel=error; then break; fi
+    if [ "$attempt" = 3 ]; then
+      log="$(ls -t "$(npm config get cache)"/_logs/*-debug-0.log 2>/dev/null | head -1 || true)"
+      [ -n "$log" ] && { echo "[setup] npm install failed three times; the end of $log:" >&2; tail -40 "$log" >&2; }
+      exit 1
+    fi
+    echo "[setup] npm install failed (try $attempt of 3); trying again in $((attempt * 10)) s" >&2
+    sleep $((attempt * 10))
+  done
 fi
 
 if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL_CLI_VERSION "; then
