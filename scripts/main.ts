@@ -7,16 +7,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import { parseRunConfig } from '../src/config/parse';
 import { ConfigError } from '../src/config/errors';
-import { DATA_DIR, REPO_ROOT } from '../src/paths';
+import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import { createWorkers, defaultStore } from '../workers/create-workers';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
 import type { RunProgress, TrainingRunResult } from '../src/contracts/training-run';
-import { ensureServer, workflowUrl } from './lib/local-server';
+import { ensureServer } from './lib/local-server';
+import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
 import { ensureRemoteEngine } from './lib/remote-engine-for-run';
@@ -29,7 +30,7 @@ async function main(): Promise<number> {
     .option('-c, --config <file>', 'run config (YAML or JSON)', path.join(REPO_ROOT, 'configs', 'default.yaml'))
     .option('--workflow-id <id>', 'workflow id (default: <experiment>-<timestamp>)')
     .option('--seed <n>', 'override the config\'s seed (problems, initial weights, sampling)')
-    .option('--resume <id>', 'start the terminated or failed run <id> again from its last saved step (same config)')
+    .option('--resume <id>', 'continue run <id>: still running on the server (its workers had stopped), it goes on where it is; terminated or failed, it starts again from its last saved step (same config)')
     .parse()
     .opts<{ config: string; workflowId?: string; resume?: string; seed?: string }>();
 
@@ -63,41 +64,51 @@ async function main(): Promise<number> {
   const vllm = await ensureRemoteEngine(config);
   if (vllm) console.log(`vLLM: ${vllm.baseUrl}/v1 (pid ${vllm.pid}), stopped when the run ends`);
 
+  // TEMPORAL_NAMESPACE as the separate workers read it (workers/worker-config.ts); 'default' otherwise.
+  const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const workers = await createWorkers({
     connection: nativeConnection,
+    namespace,
     queues: ['orchestration', 'inference', 'training', 'tools'],
     store: defaultStore(),
   });
   const running = workers.map((w) => w.run());
 
   const workflowId = opts.resume ?? opts.workflowId ?? `${config.experiment}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const inputFile = path.join(DATA_DIR, 'runs', `${workflowId}.input.json`);
+  const runsDir = defaultRunsDir();
+  const inputFile = path.join(runsDir, `${workflowId}.input.json`);
   fs.mkdirSync(path.dirname(inputFile), { recursive: true });
   if (opts.resume) {
     // The run resumes with the config it was started with (the workflow refuses another: claimRunId).
     if (!fs.existsSync(inputFile)) {
-      console.error(`--resume ${opts.resume}: no ${path.relative(REPO_ROOT, inputFile)} (was the run started by this main job?)`);
+      console.error(`--resume ${opts.resume}: no ${inputFile} (was the run started by this main job, with the same DURABLE_RL_RUNS?)`);
       return 2;
     }
   } else fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
-  const resumeFile = path.join(DATA_DIR, 'runs', `${workflowId}.resume.json`);
-  if (opts.resume) fs.writeFileSync(resumeFile, JSON.stringify({ fromSavedState: true }));
-  const startArgs = [
-    'workflow', 'start', '--address', server.address,
-    '--task-queue', TASK_QUEUES.orchestration, '--type', 'trainingRun',
-    '--workflow-id', workflowId, '--input-file', inputFile,
-    ...(opts.resume ? ['--input-file', resumeFile] : []),
-  ];
-  console.log(`$ temporal ${startArgs.join(' ')}`);
-  runTemporalCli(startArgs);
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace });
+  const handle = client.workflow.getHandle(workflowId);
+  if (opts.resume && (await isRunning(handle))) {
+    // The machine (or this process) stopped while the run was in flight: the server kept it, and the
+    // workers started above pick it up where its history ends.
+    console.log(`run ${workflowId} is still running on the server: continuing it with this process's workers`);
+  } else {
+    const resumeFile = path.join(runsDir, `${workflowId}.resume.json`);
+    if (opts.resume) fs.writeFileSync(resumeFile, JSON.stringify({ fromSavedState: true }));
+    const startArgs = [
+      'workflow', 'start', '--address', server.address, '--namespace', namespace,
+      '--task-queue', TASK_QUEUES.orchestration, '--type', 'trainingRun',
+      '--workflow-id', workflowId, '--input-file', inputFile,
+      ...(opts.resume ? ['--input-file', resumeFile] : []),
+    ];
+    console.log(`$ temporal ${startArgs.join(' ')}`);
+    runTemporalCli(startArgs);
+  }
   console.log(`workflow id: ${workflowId}`);
-  if (server.uiUrl) console.log(`Web UI:      ${workflowUrl(server.uiUrl, workflowId)}`);
+  if (server.uiUrl) console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
   console.log(`worker log:  ${path.relative(REPO_ROOT, logFile)}`);
 
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection });
-  const handle = client.workflow.getHandle(workflowId);
   const stopProgress = showProgress(() => handle.query(progressQuery));
 
   let code = 0;
@@ -106,7 +117,7 @@ async function main(): Promise<number> {
     stopProgress();
     console.log(formatResult(result));
     // The result beside the input, for scripts/summarize-runs.ts and anyone comparing runs later.
-    fs.writeFileSync(path.join(DATA_DIR, 'runs', `${workflowId}.result.json`), JSON.stringify(result, null, 2));
+    fs.writeFileSync(path.join(runsDir, `${workflowId}.result.json`), JSON.stringify(result, null, 2));
   } catch (err) {
     stopProgress();
     console.error(`run ${workflowId} failed: ${describeFailure(err)}`);
@@ -114,7 +125,7 @@ async function main(): Promise<number> {
   }
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) {
-    console.log(`Web UI:      ${workflowUrl(server.uiUrl, workflowId)}`);
+    console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
     console.log(server.startedHere
       ? 'The dev server keeps running for the Web UI; stop it with `npm run server:stop`, reopen later with `npm run ui`.'
       : 'The dev server was already running and keeps running.');
@@ -125,6 +136,16 @@ async function main(): Promise<number> {
   await connection.close();
   await vllm?.stop();
   return code;
+}
+
+/** Whether the server holds <id> as running (a run whose workers stopped with the machine, say). */
+async function isRunning(handle: WorkflowHandle): Promise<boolean> {
+  try {
+    return (await handle.describe()).status.name === 'RUNNING';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
 }
 
 /** Polls the progress query once a second into a progress bar (plain lines when not a TTY). */

@@ -8,13 +8,13 @@
  * config's success per H and the paired differences per H. A run given as <workflow id>:<policy>
  * (rft, filteredSft, moreSft, sftOnly) stands for that compared policy of the run instead of its RL
  * policy, as the config "<experiment>:<policy>", without RL's step figures.
- * Reads .data/runs/<workflow id>.input.json and .result.json (as scripts/main.ts writes them) and the
+ * Reads .data/runs/ (or DURABLE_RL_RUNS)/<workflow id>.input.json and .result.json (as scripts/main.ts writes them) and the
  * metrics file the result names.
  *   node dist/scripts/summarize-paired-runs.js --baseline <experiment name part> <workflow id>[:<policy>] [...]
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DATA_DIR } from '../src/paths';
+import { defaultRunsDir } from '../src/paths';
 import { metricsFilePath } from '../activities/run-records';
 import { parseMetricsJsonl } from '../src/report';
 import type { ComparedPolicy, TrainingRunResult } from '../src/contracts/training-run';
@@ -50,7 +50,7 @@ function load(spec: string): PairedRun {
   const [id = '', policy = 'rl'] = spec.split(':');
   const arm = POLICIES.find((p) => p === policy);
   if (arm === undefined) throw new Error(`${spec}: no compared policy '${policy}' (${POLICIES.join(', ')})`);
-  const runs = path.join(DATA_DIR, 'runs');
+  const runs = defaultRunsDir();
   const read = <T>(file: string): T => {
     if (!fs.existsSync(file)) throw new Error(`${file} not found: did the run ${id} finish?`);
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T;

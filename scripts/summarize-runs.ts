@@ -2,12 +2,12 @@
  * Summarises finished main-job runs side by side: accuracy on the RL distribution's test problems of
  * the SFT checkpoint, of each baseline (more SFT, filtered SFT, RFT) and of SFT + RL, per run and as
  * mean and spread over the runs (e.g. five seeds), with RL's paired differences, pass@k and tool use.
- * Reads .data/runs/<workflow id>.result.json.
+ * Reads .data/runs/ (or DURABLE_RL_RUNS)/<workflow id>.result.json.
  *   node dist/scripts/summarize-runs.js <workflow id> [<workflow id> ...]
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DATA_DIR } from '../src/paths';
+import { defaultRunsDir } from '../src/paths';
 import type { Accuracy } from '../src/eval/episode-accuracy';
 import { metricsFilePath } from '../activities/run-records';
 import { sumHorizonMetricKeys, type HorizonSuccess } from '../src/horizon/metrics';
@@ -40,7 +40,7 @@ function main(): number {
     return 2;
   }
   const runs = ids.map((id) => {
-    const file = path.join(DATA_DIR, 'runs', `${id}.result.json`);
+    const file = path.join(defaultRunsDir(), `${id}.result.json`);
     if (!fs.existsSync(file)) throw new Error(`${file} not found: did \`bash scripts/main.sh --workflow-id ${id}\` finish?`);
     const r = JSON.parse(fs.readFileSync(file, 'utf8')) as TrainingRunResult;
     if (!r.comparison) throw new Error(`${id} has no comparison (rl.steps was 0?)`);
@@ -145,7 +145,7 @@ function printRolloutByHorizon(ids: string[]): void {
   console.log('');
   console.log('success per plan horizon in the RL rollouts (sampled), first third of the steps → last third:');
   for (const id of ids) {
-    const file = metricsFilePath(path.join(DATA_DIR, 'runs'), id);
+    const file = metricsFilePath(defaultRunsDir(), id);
     if (!fs.existsSync(file)) continue;
     const steps = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl.flatMap((step) => (step.horizon ? [step.horizon] : []));
     const third = Math.max(1, Math.floor(steps.length / 3));

@@ -39,7 +39,3 @@ export async function ensureServer(opts: { headless?: boolean } = {}): Promise<S
   fs.writeFileSync(PID_FILE, String(server.pid));
   return { address: server.address, uiUrl: opts.headless ? undefined : UI_URL, startedHere: true };
 }
-
-export function workflowUrl(uiUrl: string, workflowId: string): string {
-  return `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
-}

@@ -1,0 +1,103 @@
+/**
+ * The main job's process dies (the machine stopped, the terminal was closed) while its run is in
+ * flight. The server still holds the run as running; `main.js --resume <id>` starts workers again,
+ * attaches to that same execution instead of starting another, and the run finishes: every RL step
+ * trained once, the result written where a fresh run writes it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { names } from '../../activities/names';
+import { REPO_ROOT } from '../../src/paths';
+import { getJson } from '../../src/store/blob-store';
+import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
+import { createTestNamespace, tempStore, testAddress, tinyRlConfig, uniqueId } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
+
+const MAIN = path.join(REPO_ROOT, 'dist', 'scripts', 'main.js');
+
+let namespace: string;
+let connection: Connection;
+let client: Client;
+const children = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  namespace = await createTestNamespace('main-resume');
+  connection = await Connection.connect({ address: testAddress() });
+  client = new Client({ connection, namespace });
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await connection?.close();
+});
+
+interface Exit { code: number | null; out: string }
+
+function startMain(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<Exit> } {
+  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (code) => {
+    children.delete(child);
+    resolve({ code, out });
+  }));
+  return { child, exit };
+}
+
+/** Global steps of the trainGrpo activities the history scheduled. */
+function trainGrpoSteps(history: temporal.api.history.v1.IHistory): number[] {
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a?.activityType?.name !== 'trainGrpo') return [];
+    return [(JSON.parse(new TextDecoder().decode(a.input!.payloads![0]!.data!)) as { step: number }).step];
+  });
+}
+
+it('continues a run whose main process was SIGKILLed, in the same execution, with every RL step trained once', async () => {
+  const store = tempStore('main-resume');
+  const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-main-resume-runs-'));
+  const configFile = path.join(runsDir, 'config.json');
+  // Short heartbeats: the killed process's in-flight activities are retried within seconds.
+  fs.writeFileSync(configFile, JSON.stringify({ ...tinyRlConfig({ steps: 4 }), timeouts: { heartbeatSec: 2 } }));
+  const env = { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: namespace, DURABLE_RL_STORE: store.root, DURABLE_RL_RUNS: runsDir };
+  const workflowId = uniqueId('main-resume');
+
+  const first = startMain(['--config', configFile, '--workflow-id', workflowId], env);
+  await waitFor('RL step 1 saved', async () => {
+    const ref = await store.getName(names.runState(workflowId));
+    return ref && ((await getJson<RunState>(store, ref)).rl?.length ?? 0) >= 1 ? true : undefined;
+  }, 120_000);
+  first.child.kill('SIGKILL');
+  expect((await first.exit).code).toBeNull();
+  const handle = client.workflow.getHandle(workflowId);
+  const { runId } = await handle.describe();
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+
+  const resumed = await startMain(['--resume', workflowId], env).exit;
+  expect(resumed.out).toContain(`run ${workflowId} is still running on the server`);
+  expect(resumed.out).not.toContain('$ temporal workflow start');
+  expect(resumed.code).toBe(0);
+
+  const described = await handle.describe();
+  expect(described.runId).toBe(runId);
+  expect(described.status.name).toBe('COMPLETED');
+  const result = JSON.parse(fs.readFileSync(path.join(runsDir, `${workflowId}.result.json`), 'utf8')) as TrainingRunResult;
+  expect(result.rlSteps).toBe(4);
+  const steps = trainGrpoSteps(await handle.fetchHistory());
+  expect(new Set(steps).size).toBe(steps.length);
+  expect(steps.length).toBe(4);
+}, 240_000);
+
+it('refuses --resume of a run it has no input file for, naming the file', async () => {
+  const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-main-resume-none-'));
+  const id = uniqueId('never-started');
+  const { code, out } = await startMain(['--resume', id], { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: namespace, DURABLE_RL_RUNS: runsDir }).exit;
+  expect(code).toBe(2);
+  expect(out).toContain(`--resume ${id}: no ${path.join(runsDir, `${id}.input.json`)}`);
+}, 60_000);
