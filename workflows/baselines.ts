@@ -119,12 +119,15 @@ export interface RftHooks {
  * Rejection-sampling fine-tuning (RAFT++) on RL's budget: at each of rl.steps steps, the rollout
  * kind plays the step's prompts (the same as RL's step: they are seeded by the run seed and step)
  * groupSize times with the baseline's current weights, and the update fits the samples of the
- * correct episodes with advantage 1, the clipped loss and rl's optimiser settings.
+ * correct episodes with advantage 1, the clipped loss and rl's optimiser settings (the learning rate
+ * compare.rftLearningRate when given).
  */
 export async function rftBaseline(cfg: RunConfig, start: CheckpointInfo, evaluateRl: EvaluateRl, hooks: RftHooks): Promise<RftBaseline> {
   const { training } = activityProxies(cfg.timeouts);
   const branch = `${workflowInfo().workflowId}${RFT_SUFFIX}`;
   const kind = ROLLOUT_KINDS[cfg.rollout.kind];
+  // compare.rftLearningRate, when given, replaces RL's rate for this baseline only (absent in runs recorded before it).
+  const rl = cfg.compare.rftLearningRate === undefined ? cfg.rl : { ...cfg.rl, learningRate: cfg.compare.rftLearningRate };
   let p: RftProgress = hooks.progress ?? { step: 0, checkpoint: start, episodes: 0, trainedSamples: 0, seconds: 0 };
   while (p.step < cfg.rl.steps) {
     const step = p.step + 1;
@@ -132,7 +135,7 @@ export async function rftBaseline(cfg: RunConfig, start: CheckpointInfo, evaluat
     const weights = await training.publishWeights({ runId: branch, checkpoint: p.checkpoint, version: p.step });
     const rollout = await kind.run({ runId: branch, rlStep: step, batch: 0, config: cfg, policy: { weights } });
     const samples = [rollout.samples.planner, rollout.samples.actor, rollout.samples.single].filter((s): s is SampleSetRef => s !== undefined);
-    const update = await grpoUpdate(training, { runId: branch, checkpoint: p.checkpoint, samples, rl: cfg.rl, resetOptimizer: step === 1, rlStart: start, objective: 'rft' });
+    const update = await grpoUpdate(training, { runId: branch, checkpoint: p.checkpoint, samples, rl, resetOptimizer: step === 1, rlStart: start, objective: 'rft' });
     p = {
       step,
       checkpoint: update.checkpoint,

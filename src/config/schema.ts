@@ -415,6 +415,11 @@ export const CompareSchema = z
      */
     rft: z.boolean().default(false),
     /**
+     * RFT's learning rate (default rl.learningRate), so the baseline can be tuned on validation on its
+     * own rather than run at the rate chosen for RL. Refused without compare.rft.
+     */
+    rftLearningRate: z.number().positive().max(1).optional(),
+    /**
      * What moreSft and filteredSft may train: { sequences: N } demonstrations (ceil(N / sft.batchSize)
      * steps, so it does not move with the machine's load); rl-trained-tokens: as many loss-masked
      * tokens as RL's training batches held (each batch's once, not once per epoch; the rows of flat
@@ -426,7 +431,8 @@ export const CompareSchema = z
      */
     sftBudget: z.union([z.object({ sequences: int(1, 100_000_000) }).strict(), z.literal('rl-trained-tokens'), z.literal('rl-wall-time')]).default({ sequences: 12_800 }),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.rftLearningRate === undefined || c.rft, { message: 'it is the learning rate of the RFT baseline (compare.rft), which is off in this config', path: ['rftLearningRate'] });
 
 /** How the training run's workflow keeps its history bounded. */
 export const WorkflowSchema = z

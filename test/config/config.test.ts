@@ -152,6 +152,13 @@ describe('run config', () => {
     expect(loadRunConfig(path.join(dir, 'used.yaml')).compare.sftBudget).toEqual({ sequences: 640 });
   });
 
+  it('gives RFT a learning rate of its own only when RFT runs (compare.rftLearningRate)', () => {
+    expect(parseRunConfig({ compare: { rft: true, rftLearningRate: 1e-4 } }).compare.rftLearningRate).toBe(1e-4);
+    expect(parseRunConfig({ compare: { rft: true } }).compare.rftLearningRate).toBeUndefined();
+    expect(problemsOf(() => parseRunConfig({ compare: { rftLearningRate: 1e-4 } }))).toEqual([{ path: 'compare.rftLearningRate', message: expect.stringMatching(/compare\.rft\b/) }]);
+    expect(problemsOf(() => parseRunConfig({ compare: { rft: true, rftLearningRate: 0 } }))).toEqual([{ path: 'compare.rftLearningRate', message: expect.any(String) }]);
+  });
+
   it('accepts every example config in configs/', () => {
     const dir = path.resolve(__dirname, '../../configs');
     const files = fs.readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
@@ -193,6 +200,11 @@ describe('run config', () => {
     expect(tuned.rl.learningRate).toBe(1e-4);
     expect(tuned.compare.rft).toBe(true);
     expect({ ...tuned, experiment: merged.experiment, rl: { ...tuned.rl, learningRate: merged.rl.learningRate }, compare: merged.compare }).toEqual(merged);
+    // RFT at its own validation choice beside RL at the main job's rate: otherwise the tuned config.
+    const ownRate = load('rft-own-rate-from-run.yaml');
+    expect(ownRate.rl.learningRate).toBe(main.rl.learningRate);
+    expect(ownRate.compare.rftLearningRate).toBe(1e-4);
+    expect({ ...ownRate, experiment: tuned.experiment, rl: tuned.rl, compare: tuned.compare }).toEqual(tuned);
     // Filtered SFT's arm on the same checkpoint: the main job's SFT settings and budget (its chosen rate).
     const filtered = load('filtered-sft-from-run.yaml');
     expect(filtered.sft).toEqual(main.sft);

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { names } from '../../activities/names';
 import { parseMetricsJsonl } from '../../src/report';
+import { parseRunConfig } from '../../src/config/parse';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { EvaluateEpisodesInput } from '../../activities/inference';
@@ -30,7 +31,7 @@ describe('compare.* baselines and the test evaluation', () => {
       ...base,
       task: { trainProblems: 40, evalProblems: 4, demoToolUseRate: 0.5, rl: { evalProblems: 4, testProblems: 5 } },
       eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, passAtK: 3 },
-      compare: { moreSft: true, filteredSft: true, rft: true, sftBudget: { sequences: 8 } },
+      compare: { moreSft: true, filteredSft: true, rft: true, rftLearningRate: 0.0123, sftBudget: { sequences: 8 } },
     });
     const result = (await handle.result()) as TrainingRunResult;
     const c = result.comparison!;
@@ -70,6 +71,14 @@ describe('compare.* baselines and the test evaluation', () => {
     expect(tests).toHaveLength(5);
     expect(tests.every((i) => i.problems === 5 && i.samplesPerProblem === 3 && i.scheme === 'subproblem')).toBe(true);
     expect(metrics.test.map((t) => t.policy).sort()).toEqual(['filteredSft', 'moreSft', 'rft', 'rl', 'sftOnly']);
+
+    // compare.rftLearningRate reaches RFT's updates and only them.
+    const updates = ((await handle.fetchHistory()).events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'trainGrpo')
+      .map((e) => payloadJson(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data) as { runId: string; rl: { learningRate: number } });
+    const rateOf = (branch: (runId: string) => boolean) => updates.filter((u) => branch(u.runId)).map((u) => u.rl.learningRate);
+    expect(rateOf((id) => id.endsWith('~rft'))).toEqual([0.0123, 0.0123]);
+    expect(rateOf((id) => id === workflowId)).toEqual([parseRunConfig(base).rl.learningRate, parseRunConfig(base).rl.learningRate]);
   });
 
   it('refuses a baseline the run cannot honour, naming the key', async () => {
