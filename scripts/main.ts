@@ -22,22 +22,41 @@ import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
 import { ensureRemoteEngine } from './lib/remote-engine-for-run';
 import { runMain } from './lib/run-main';
+import { ensureNamespace } from './lib/namespace';
 
 async function main(): Promise<number> {
-  const opts = new Command()
+  const program = new Command()
     .name('durable-rl')
     .description('Run a durable-rl training run on Temporal')
     .option('-c, --config <file>', 'run config (YAML or JSON)', path.join(REPO_ROOT, 'configs', 'default.yaml'))
     .option('--workflow-id <id>', 'workflow id (default: <experiment>-<timestamp>)')
     .option('--seed <n>', 'override the config\'s seed (problems, initial weights, sampling)')
-    .option('--resume <id>', 'continue run <id>: still running on the server (its workers had stopped), it goes on where it is; terminated or failed, it starts again from its last saved step (same config)')
-    .parse()
-    .opts<{ config: string; workflowId?: string; resume?: string; seed?: string }>();
+    .option('--resume <id>', 'continue run <id> with the config it was started with: still running on the server (its process died), it goes on where it is; terminated or failed, it starts again from its last saved step')
+    .parse();
+  const opts = program.opts<{ config: string; workflowId?: string; resume?: string; seed?: string }>();
 
+  const runsDir = defaultRunsDir();
   let config;
   try {
-    config = loadRunConfig(opts.config);
-    if (opts.seed !== undefined) config = parseRunConfig({ ...config, seed: Number(opts.seed) }, `${opts.config} with --seed ${opts.seed}`);
+    if (opts.resume) {
+      // The run's own config, as it was started (the workflow refuses another: claimRunId); the
+      // options that would choose another are refused rather than ignored.
+      const given = (['config', 'seed', 'workflowId'] as const).filter((k) => program.getOptionValueSource(k) === 'cli');
+      if (given.length > 0) {
+        console.error(`--resume ${opts.resume}: the run goes on with the config it was started with; drop ${given.map((k) => `--${k === 'workflowId' ? 'workflow-id' : k}`).join(', ')}`);
+        return 2;
+      }
+      const started = path.join(runsDir, `${opts.resume}.input.json`);
+      if (!fs.existsSync(started)) {
+        console.error(`--resume ${opts.resume}: no ${started} (was the run started by this main job, with the same DURABLE_RL_RUNS?)`);
+        return 2;
+      }
+      // The workflow's input as written below, every default filled in: parsed as the workflow parses it.
+      config = parseRunConfig(JSON.parse(fs.readFileSync(started, 'utf8')), started);
+    } else {
+      config = loadRunConfig(opts.config);
+      if (opts.seed !== undefined) config = parseRunConfig({ ...config, seed: Number(opts.seed) }, `${opts.config} with --seed ${opts.seed}`);
+    }
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -64,8 +83,10 @@ async function main(): Promise<number> {
   const vllm = await ensureRemoteEngine(config);
   if (vllm) console.log(`vLLM: ${vllm.baseUrl}/v1 (pid ${vllm.pid}), stopped when the run ends`);
 
-  // TEMPORAL_NAMESPACE as the separate workers read it (workers/worker-config.ts); 'default' otherwise.
-  const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+  // TEMPORAL_NAMESPACE as the separate workers read it (workers/worker-config.ts; empty is unset);
+  // a namespace other than "default" is registered with the project's search attributes if need be.
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  if (namespace !== 'default') await ensureNamespace(server.address, namespace);
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const workers = await createWorkers({
     connection: nativeConnection,
@@ -76,16 +97,11 @@ async function main(): Promise<number> {
   const running = workers.map((w) => w.run());
 
   const workflowId = opts.resume ?? opts.workflowId ?? `${config.experiment}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const runsDir = defaultRunsDir();
   const inputFile = path.join(runsDir, `${workflowId}.input.json`);
-  fs.mkdirSync(path.dirname(inputFile), { recursive: true });
-  if (opts.resume) {
-    // The run resumes with the config it was started with (the workflow refuses another: claimRunId).
-    if (!fs.existsSync(inputFile)) {
-      console.error(`--resume ${opts.resume}: no ${inputFile} (was the run started by this main job, with the same DURABLE_RL_RUNS?)`);
-      return 2;
-    }
-  } else fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
+  if (!opts.resume) {
+    fs.mkdirSync(runsDir, { recursive: true });
+    fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
+  }
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace });
   const handle = client.workflow.getHandle(workflowId);

@@ -24,8 +24,9 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   for attempt in 1 2 3; do
     if npm install --no-audit --no-fund --loglevel=error; then break; fi
     if [ "$attempt" = 3 ]; then
+      echo "[setup] npm install failed three times" >&2
       log="$(ls -t "$(npm config get cache)"/_logs/*-debug-0.log 2>/dev/null | head -1 || true)"
-      [ -n "$log" ] && { echo "[setup] npm install failed three times; the end of $log:" >&2; tail -40 "$log" >&2; }
+      if [ -n "$log" ]; then echo "[setup] the end of $log:" >&2; tail -40 "$log" >&2; fi
       exit 1
     fi
     echo "[setup] npm install failed (try $attempt of 3); trying again in $((attempt * 10)) s" >&2

@@ -204,7 +204,7 @@ describe('run config', () => {
     const ownRate = load('rft-own-rate-from-run.yaml');
     expect(ownRate.rl.learningRate).toBe(main.rl.learningRate);
     expect(ownRate.compare.rftLearningRate).toBe(1e-4);
-    expect({ ...ownRate, experiment: tuned.experiment, rl: tuned.rl, compare: tuned.compare }).toEqual(tuned);
+    expect({ ...ownRate, experiment: tuned.experiment, rl: { ...ownRate.rl, learningRate: tuned.rl.learningRate }, compare: { ...ownRate.compare, rftLearningRate: undefined } }).toEqual(tuned);
     // Filtered SFT's arm on the same checkpoint: the main job's SFT settings and budget (its chosen rate).
     const filtered = load('filtered-sft-from-run.yaml');
     expect(filtered.sft).toEqual(main.sft);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { names } from '../../activities/names';
 import { REPO_ROOT } from '../../src/paths';
 import { getJson } from '../../src/store/blob-store';
@@ -63,19 +63,25 @@ it('continues a run whose main process was SIGKILLed, in the same execution, wit
   const store = tempStore('main-resume');
   const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-main-resume-runs-'));
   const configFile = path.join(runsDir, 'config.json');
-  // Short heartbeats: the killed process's in-flight activities are retried within seconds.
-  fs.writeFileSync(configFile, JSON.stringify({ ...tinyRlConfig({ steps: 4 }), timeouts: { heartbeatSec: 2 } }));
+  // Heartbeats as short as the other kill tests': the killed process's update is retried within seconds.
+  fs.writeFileSync(configFile, JSON.stringify({ ...tinyRlConfig({ steps: 4 }), timeouts: { heartbeatSec: 3 } }));
   const env = { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: namespace, DURABLE_RL_STORE: store.root, DURABLE_RL_RUNS: runsDir };
   const workflowId = uniqueId('main-resume');
+  const handle = client.workflow.getHandle(workflowId);
 
   const first = startMain(['--config', configFile, '--workflow-id', workflowId], env);
   await waitFor('RL step 1 saved', async () => {
     const ref = await store.getName(names.runState(workflowId));
     return ref && ((await getJson<RunState>(store, ref)).rl?.length ?? 0) >= 1 ? true : undefined;
-  }, 120_000);
+  }, 180_000);
+  // Killed inside a later step's update (a heartbeating activity), not between activities: what is
+  // in flight is then an update that must be retried, not repeated.
+  await waitFor('a later update in flight', async () => {
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    return pending.some((a) => a.activityType?.name === 'trainGrpo' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) ? true : undefined;
+  }, 180_000);
   first.child.kill('SIGKILL');
   expect((await first.exit).code).toBeNull();
-  const handle = client.workflow.getHandle(workflowId);
   const { runId } = await handle.describe();
   expect((await handle.describe()).status.name).toBe('RUNNING');
 
@@ -92,7 +98,13 @@ it('continues a run whose main process was SIGKILLed, in the same execution, wit
   const steps = trainGrpoSteps(await handle.fetchHistory());
   expect(new Set(steps).size).toBe(steps.length);
   expect(steps.length).toBe(4);
-}, 240_000);
+}, 420_000);
+
+it('refuses --resume together with options that would choose another config', async () => {
+  const { code, out } = await startMain(['--resume', 'any-run', '--seed', '3'], { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: namespace }).exit;
+  expect(code).toBe(2);
+  expect(out).toContain('--resume any-run: the run goes on with the config it was started with; drop --seed');
+}, 60_000);
 
 it('refuses --resume of a run it has no input file for, naming the file', async () => {
   const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-main-resume-none-'));
