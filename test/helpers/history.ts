@@ -32,6 +32,14 @@ function visit(node: unknown, onPayload: (p: { data?: Uint8Array | null }) => vo
   for (const [k, v] of Object.entries(obj)) if (k !== 'payloads') visit(v, onPayload);
 }
 
+/** The first argument of every `activityType` activity the history scheduled, decoded, in order. */
+export function scheduledInputs<T>(history: History, activityType: string): T[] {
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.activityTaskScheduledEventAttributes;
+    return a?.activityType?.name === activityType ? [JSON.parse(new TextDecoder().decode(a.input!.payloads![0]!.data!)) as T] : [];
+  });
+}
+
 /** Longest array of numbers anywhere in a value: raw token arrays would show up here. */
 export function longestNumberArray(value: unknown): number {
   if (Array.isArray(value)) {

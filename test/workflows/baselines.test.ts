@@ -11,6 +11,7 @@ import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { EvaluateEpisodesInput } from '../../activities/inference';
 import { testEnv, tinyRlConfig, type TestEnv } from '../helpers/temporal';
+import { scheduledInputs } from '../helpers/history';
 
 let ctx: TestEnv;
 
@@ -21,8 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.stop();
 });
-
-const payloadJson = (data: Uint8Array | null | undefined): unknown => JSON.parse(Buffer.from(data ?? new Uint8Array()).toString('utf8'));
 
 describe('compare.* baselines and the test evaluation', () => {
   it('runs more SFT and filtered SFT for a fixed number of sequences, RFT on RL\'s prompts, and evaluates each policy once on the test problems', async () => {
@@ -64,18 +63,14 @@ describe('compare.* baselines and the test evaluation', () => {
       else expect(line.trainedSamples).toBeGreaterThan(0);
     }
     // Each compared policy once on the test part, and the metrics file has its line.
-    const tests = ((await handle.fetchHistory()).events ?? [])
-      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evaluateEpisodes')
-      .map((e) => (payloadJson(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data) as EvaluateEpisodesInput))
-      .filter((i) => i.part === 'test');
+    const history = await handle.fetchHistory();
+    const tests = scheduledInputs<EvaluateEpisodesInput>(history, 'evaluateEpisodes').filter((i) => i.part === 'test');
     expect(tests).toHaveLength(5);
     expect(tests.every((i) => i.problems === 5 && i.samplesPerProblem === 3 && i.scheme === 'subproblem')).toBe(true);
     expect(metrics.test.map((t) => t.policy).sort()).toEqual(['filteredSft', 'moreSft', 'rft', 'rl', 'sftOnly']);
 
     // compare.rftLearningRate reaches RFT's updates and only them.
-    const updates = ((await handle.fetchHistory()).events ?? [])
-      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'trainGrpo')
-      .map((e) => payloadJson(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data) as { runId: string; rl: { learningRate: number } });
+    const updates = scheduledInputs<{ runId: string; rl: { learningRate: number } }>(history, 'trainGrpo');
     const rateOf = (branch: (runId: string) => boolean) => updates.filter((u) => branch(u.runId)).map((u) => u.rl.learningRate);
     expect(rateOf((id) => id.endsWith('~rft'))).toEqual([0.0123, 0.0123]);
     expect(rateOf((id) => id === workflowId)).toEqual([parseRunConfig(base).rl.learningRate, parseRunConfig(base).rl.learningRate]);

@@ -16,6 +16,7 @@ import { getJson } from '../../src/store/blob-store';
 import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
 import { createTestNamespace, tempStore, testAddress, tinyRlConfig, uniqueId } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
+import { scheduledInputs } from '../helpers/history';
 
 const MAIN = path.join(REPO_ROOT, 'dist', 'scripts', 'main.js');
 
@@ -48,15 +49,6 @@ function startMain(args: string[], env: NodeJS.ProcessEnv): { child: ChildProces
     resolve({ code, out });
   }));
   return { child, exit };
-}
-
-/** Global steps of the trainGrpo activities the history scheduled. */
-function trainGrpoSteps(history: temporal.api.history.v1.IHistory): number[] {
-  return (history.events ?? []).flatMap((e) => {
-    const a = e.activityTaskScheduledEventAttributes;
-    if (a?.activityType?.name !== 'trainGrpo') return [];
-    return [(JSON.parse(new TextDecoder().decode(a.input!.payloads![0]!.data!)) as { step: number }).step];
-  });
 }
 
 it('continues a run whose main process was SIGKILLed, in the same execution, with every RL step trained once', async () => {
@@ -95,7 +87,7 @@ it('continues a run whose main process was SIGKILLed, in the same execution, wit
   expect(described.status.name).toBe('COMPLETED');
   const result = JSON.parse(fs.readFileSync(path.join(runsDir, `${workflowId}.result.json`), 'utf8')) as TrainingRunResult;
   expect(result.rlSteps).toBe(4);
-  const steps = trainGrpoSteps(await handle.fetchHistory());
+  const steps = scheduledInputs<{ step: number }>(await handle.fetchHistory(), 'trainGrpo').map((i) => i.step);
   expect(new Set(steps).size).toBe(steps.length);
   expect(steps.length).toBe(4);
 }, 420_000);

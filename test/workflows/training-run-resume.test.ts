@@ -14,6 +14,7 @@ import { progressQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
+import { scheduledInputs } from '../helpers/history';
 
 let ctx: TestEnv;
 
@@ -33,14 +34,7 @@ const config = tinyRunConfig({
 });
 
 /** Global steps of the trainGrpo activities a history scheduled. */
-function trainGrpoSteps(history: temporal.api.history.v1.IHistory): number[] {
-  return (history.events ?? []).flatMap((e) => {
-    const a = e.activityTaskScheduledEventAttributes;
-    if (a?.activityType?.name !== 'trainGrpo') return [];
-    const input = JSON.parse(new TextDecoder().decode(a.input!.payloads![0]!.data!)) as { step: number };
-    return [input.step];
-  });
-}
+const trainGrpoSteps = (history: temporal.api.history.v1.IHistory): number[] => scheduledInputs<{ step: number }>(history, 'trainGrpo').map((i) => i.step);
 
 describe('resuming a terminated trainingRun', () => {
   it('continues at the next RL step from the saved state; no step is repeated or lost', async () => {
