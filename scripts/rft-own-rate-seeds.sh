@@ -2,8 +2,9 @@
 # RFT at its own validation-chosen learning rate against the main job's RL, seed by seed: for each
 # main-job run given (bash scripts/rl-seeds.sh; its <id>.input.json under .data/runs or DURABLE_RL_RUNS
 # names its seed), one run of configs/rft-own-rate-from-run.yaml from that run's step-300 SFT
-# checkpoint with the same seed (RL at the main job's rate again, RFT at compare.rftLearningRate), then the paired differences of
-# the main job's RL, its RFT and this run's RL with RFT at its own rate (scripts/summarize-paired-runs.ts).
+# checkpoint with the same seed (RL at the main job's rate again, RFT at compare.rftLearningRate),
+# then the paired differences of the main job's RL, its RFT and this run's RL with RFT at its own
+# rate (scripts/summarize-paired-runs.ts).
 #   bash scripts/rft-own-rate-seeds.sh <main-job run id> [...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
