@@ -18,7 +18,7 @@ bash scripts/setup.sh
 ids=()
 for from in "$@"; do
   input="$runs/$from.input.json"
-  seed=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).seed))' "$input")
+  seed=$(config_seed "$input")
   cfg=$(from_run_config configs/rft-own-rate-from-run.yaml "$from")
   id="arith-rl-rft-own-rate-s${seed}-$(date +%s)"
   run_logged "$cfg" "$seed" "$id"

@@ -13,8 +13,9 @@ while [ $# -gt 0 ] && [ "$1" = --set ]; do sets+=(--set "$2"); shift 2; done
 [ $# -gt 0 ] || { echo "usage: bash scripts/rl-again.sh [--set <path>=<value> ...] <main-job run id> [...]" >&2; exit 2; }
 bash scripts/setup.sh
 mkdir -p .data/runs
+froms=("$@")
 configs=()
-for from in "$@"; do
+for from in "${froms[@]}"; do
   # Every config is built (and so checked) before the first run starts.
   cfg=".data/runs/again-from-${from}.json"
   node dist/scripts/rl-again-config.js "$from" "${sets[@]}" > "$cfg"
@@ -22,9 +23,9 @@ for from in "$@"; do
 done
 ids=()
 for i in "${!configs[@]}"; do
-  from="${@:$((i + 1)):1}"
+  from="${froms[$i]}"
   cfg="${configs[$i]}"
-  seed=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).seed))' "$cfg")
+  seed=$(config_seed "$cfg")
   id="again-s${seed}-$(date +%s)-${from}"
   run_logged "$cfg" "$seed" "$id"
   ids+=("$id")

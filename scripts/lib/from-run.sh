@@ -1,5 +1,5 @@
 # Sourced by the scripts that run configs from an earlier trainingRun's checkpoint
-# (rl-seeds.sh --from-run, from-run-seeds.sh, grid-seeds.sh).
+# (rl-seeds.sh --from-run, from-run-seeds.sh, grid-seeds.sh, rft-own-rate-seeds.sh, rl-again.sh).
 
 # from_run_config CONFIG RUN_ID: prints the path of a copy of CONFIG under .data/runs/ whose
 # init.fromRun placeholder (arith-rl-REPLACE-WITH-WORKFLOW-ID, grid-horizons-REPLACE-WITH-WORKFLOW-ID,
@@ -15,6 +15,11 @@ from_run_config() {
   out=".data/runs/$(basename "$config" .yaml)-from-${from}.yaml"
   sed "s/[a-z0-9-]*-REPLACE-WITH-WORKFLOW-ID/${from}/" "$config" > "$out"
   echo "$out"
+}
+
+# config_seed FILE: the seed of a JSON run config (a run's <id>.input.json, say).
+config_seed() {
+  node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).seed))' "$1"
 }
 
 # run_logged CONFIG SEED WORKFLOW_ID: one run of the main job's CLI, its output in .data/runs/<id>.log.
