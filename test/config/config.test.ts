@@ -1,19 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../../src/config/errors';
 import { loadRunConfig } from '../../src/config/load';
 import { parseRunConfig } from '../../src/config/parse';
-
-function problemsOf(fn: () => unknown): Array<{ path: string; message: string }> {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
-}
+import { ConfigError } from '../../src/config/errors';
+import { problemsOf } from '../helpers/config';
 
 describe('run config', () => {
   it('fills every default from an empty object', () => {

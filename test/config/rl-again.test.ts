@@ -5,22 +5,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../../src/config/errors';
 import { loadRunConfig } from '../../src/config/load';
 import { parseRunConfig } from '../../src/config/parse';
 import { rlAgainConfig } from '../../scripts/lib/rl-again';
+import { problemsOf } from '../helpers/config';
 
 const main = loadRunConfig(path.resolve(__dirname, '../../configs/default.yaml'));
-
-function problemsOf(fn: () => unknown): Array<{ path: string; message: string }> {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('rlAgainConfig', () => {
   it("keeps the run's config but for the checkpoint, no SFT and no SFT baselines, and what --set changes", () => {
