@@ -20,7 +20,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
 import type { RunConfigInput } from '../src/config/schema';
 import type { PlanActJobInput } from '../src/contracts/plan-act';
-import type { RunState } from '../src/contracts/training-run';
+import type { RunState, TrainingRunResult } from '../src/contracts/training-run';
 import { getJson } from '../src/store/blob-store';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { names } from '../src/store/run-names';
@@ -187,12 +187,54 @@ async function compare(fromRun: string): Promise<CompareFile> {
   }
 }
 
+/** The main job's own policies judged on the same test problems, read from its result file: the baselines beside dual mode. */
+const MAIN_JOB_ARMS = ['rl', 'rft', 'filteredSft', 'moreSft'] as const;
+type MainJobArm = (typeof MAIN_JOB_ARMS)[number];
+const MAIN_JOB_LABELS: Record<MainJobArm, string> = {
+  rl: 'main job: SFT + RL (trainingRun, one policy)',
+  rft: 'main job: SFT + RFT',
+  filteredSft: 'main job: SFT + filtered SFT',
+  moreSft: 'main job: SFT + more SFT',
+};
+
+/** A pairing's or a main-job policy's greedy result on the test problems. */
+type Judged = Pick<ArmResult, 'greedy' | 'perProblem'>;
+
+/**
+ * The main job's baselines of the run a comparison started from, when its result file is at hand
+ * (<runs>/<id>.result.json) and judged them on the problems the pairings were judged on: its SFT-only
+ * policy must match the SFT pairing problem by problem, or the two were not judged alike.
+ */
+function mainJobArms(f: CompareFile): Partial<Record<MainJobArm, Judged>> | undefined {
+  const file = path.join(defaultRunsDir(), `${f.fromRun}.result.json`);
+  if (!fs.existsSync(file)) return undefined;
+  const c = (JSON.parse(fs.readFileSync(file, 'utf8')) as TrainingRunResult).comparison;
+  if (c?.split !== 'test' || c.sftOnly.perProblem === undefined) return undefined;
+  if (c.sftOnly.perProblem !== f.arms.sft.perProblem) {
+    throw new Error(`${file}: its SFT-only test results differ from the comparison's SFT pairing; were they judged on the same problems?`);
+  }
+  const arms: Partial<Record<MainJobArm, Judged>> = {};
+  for (const key of MAIN_JOB_ARMS) {
+    const r = c[key];
+    if (r?.perProblem !== undefined) arms[key] = { greedy: r.greedy.accuracy, perProblem: r.perProblem };
+  }
+  return arms;
+}
+
 function summarize(files: CompareFile[]): string {
   const mean = (xs: number[]) => meanSd(xs).mean;
   const lines = [`Dual-mode comparison, greedy accuracy on the test problems, ${files.length} run(s): ${files.map((f) => f.fromRun).join(', ')}`, ''];
+  // Every pairing, then the main job's policies that every run has.
+  const mains = files.map(mainJobArms);
+  const mainKeys = MAIN_JOB_ARMS.filter((key) => mains.every((m) => m?.[key]));
+  const judged = (i: number, key: Arm | MainJobArm): Judged => (ARMS.includes(key as Arm) ? files[i]!.arms[key as Arm] : mains[i]![key as MainJobArm]!);
+  const rows: Array<[Arm | MainJobArm, string]> = [...ARMS.map((a): [Arm, string] => [a, LABELS[a]]), ...mainKeys.map((k): [MainJobArm, string] => [k, MAIN_JOB_LABELS[k]])];
   lines.push('| pairing | mean | per run |', '|---|---:|---|');
-  for (const arm of ARMS) lines.push(`| ${LABELS[arm]} | ${pct(mean(files.map((f) => f.arms[arm].greedy)))} | ${files.map((f) => pct(f.arms[arm].greedy)).join(', ')} |`);
-  const pairs: Array<[Arm, Arm]> = [
+  for (const [key, label] of rows) {
+    const accs = files.map((_, i) => judged(i, key).greedy);
+    lines.push(`| ${label} | ${pct(mean(accs))} | ${accs.map(pct).join(', ')} |`);
+  }
+  const pairs: Array<[Arm | MainJobArm, Arm | MainJobArm]> = [
     ['dualCredit', 'dualOutcome'],
     ['dualOutcome', 'frozenPlannerOutcome'],
     ['dualCredit', 'frozenPlannerCredit'],
@@ -201,14 +243,20 @@ function summarize(files: CompareFile[]): string {
     ['frozenPlannerCredit', 'shared'],
     ['shared', 'sft'],
   ];
+  // Against the strongest simple baselines: the best dual pairing, both trained policies, and shared mode.
+  for (const baseline of (['rft', 'filteredSft'] as const).filter((k) => mainKeys.includes(k))) {
+    for (const arm of ['frozenPlannerCredit', 'dualCredit', 'shared'] as const) pairs.push([arm, baseline]);
+  }
+  if (mainKeys.includes('rl')) pairs.push(['shared', 'rl']);
   // The SE over runs is the one about the methods; a run's SE (over its test problems) says only how
   // well 256 problems measure that one training run.
   lines.push('', '| difference (points) | mean over runs ± SE over runs | per run ± SE over its test problems |', '|---|---:|---|');
   for (const [a, b] of pairs) {
-    const per = files.map((f) => pairedOnProblems(f.arms[a].perProblem, f.arms[b].perProblem));
+    const per = files.map((_, i) => pairedOnProblems(judged(i, a).perProblem, judged(i, b).perProblem));
     const { mean: diff, se } = pairedSe(per.map((d) => d.diff));
     lines.push(`| ${a} − ${b} | ${diff} ± ${se} | ${per.map((d) => `${pts(d.diff)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
   }
+  if (mainKeys.length > 0) lines.push('', `main job: the policies of the run each comparison started from (${files.map((f) => `${f.fromRun}.result.json`).join(', ')}), judged on the same problems.`);
   return lines.join('\n');
 }
 
