@@ -7,7 +7,8 @@
  * episodes, the main job's rl.* settings), then every pairing judged alike by jointEvaluation on the
  * main job's test problems: both trained policies, the frozen-planner controls (the SFT planner with
  * each trained actor), shared mode, and SFT alone. Writes .data/dual-compare/<from-run>.json; with
- * several runs given, prints each arm's mean over them and the paired differences.
+ * several runs given, prints each arm's mean over them and the paired differences, with the main
+ * job's own RL, RFT, filtered SFT and more SFT beside them (scripts/lib/dual-summary.ts).
  *   node dist/scripts/dual-compare.js --from-run <main-job id>      (its config: <runs>/<id>.input.json)
  *   node dist/scripts/dual-compare.js --summarize <main-job id>,<main-job id>,...
  * Workers run in-process against TEMPORAL_ADDRESS or the dev server on :7233 (as the main job).
@@ -24,48 +25,15 @@ import type { RunState, TrainingRunResult } from '../src/contracts/training-run'
 import { getJson } from '../src/store/blob-store';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { names } from '../src/store/run-names';
-import { pairedOnProblems } from '../src/report/comparison';
 import { DATA_DIR } from '../src/paths';
 import { createWorkers, defaultRunsDir, defaultStore } from '../workers/create-workers';
 import { TASK_QUEUES } from '../workflows/shared';
 import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
 import { ensureServer } from './lib/local-server';
 import { runMain } from './lib/run-main';
-import { meanSd, pairedSe, pct, pts } from './lib/summary-stats';
+import { ARMS, type Arm, type ArmResult, type CompareFile, mainJobArms, summarizeDual } from './lib/dual-summary';
 
 const OUT_DIR = path.join(DATA_DIR, 'dual-compare');
-
-/** The pairings judged, planner x actor. */
-const ARMS = ['sft', 'shared', 'dualOutcome', 'dualCredit', 'frozenPlannerOutcome', 'frozenPlannerCredit'] as const;
-type Arm = (typeof ARMS)[number];
-const LABELS: Record<Arm, string> = {
-  sft: 'SFT planner + SFT actor (no RL)',
-  shared: 'shared mode (one policy, both roles)',
-  dualOutcome: 'dual, outcome credit (both trained)',
-  dualCredit: 'dual, planner credit correct-results (both trained)',
-  frozenPlannerOutcome: 'SFT planner + dual-outcome actor',
-  frozenPlannerCredit: 'SFT planner + dual-credit actor',
-};
-
-interface ArmResult {
-  planner: string;
-  actor: string;
-  greedy: number;
-  stderr: number;
-  sampled?: number;
-  passAtK?: number[];
-  actToolRate?: number;
-  perProblem: string;
-}
-
-interface CompareFile {
-  fromRun: string;
-  fromStep: number;
-  rollouts: number;
-  jobs: Record<string, string>;
-  arms: Record<Arm, ArmResult>;
-  seconds: number;
-}
 
 /** The main job's config as the jobs take it: its task, model, rl and eval, Plan/Act rollouts in `mode`. */
 function jobConfig(base: Record<string, unknown>, experiment: string, mode: 'shared' | 'dual', credit: boolean): RunConfigInput {
@@ -187,77 +155,14 @@ async function compare(fromRun: string): Promise<CompareFile> {
   }
 }
 
-/** The main job's own policies judged on the same test problems, read from its result file: the baselines beside dual mode. */
-const MAIN_JOB_ARMS = ['rl', 'rft', 'filteredSft', 'moreSft'] as const;
-type MainJobArm = (typeof MAIN_JOB_ARMS)[number];
-const MAIN_JOB_LABELS: Record<MainJobArm, string> = {
-  rl: 'main job: SFT + RL (trainingRun, one policy)',
-  rft: 'main job: SFT + RFT',
-  filteredSft: 'main job: SFT + filtered SFT',
-  moreSft: 'main job: SFT + more SFT',
-};
-
-/** A pairing's or a main-job policy's greedy result on the test problems. */
-type Judged = Pick<ArmResult, 'greedy' | 'perProblem'>;
-
-/**
- * The main job's baselines of the run a comparison started from, when its result file is at hand
- * (<runs>/<id>.result.json) and judged them on the problems the pairings were judged on: its SFT-only
- * policy must match the SFT pairing problem by problem, or the two were not judged alike.
- */
-function mainJobArms(f: CompareFile): Partial<Record<MainJobArm, Judged>> | undefined {
-  const file = path.join(defaultRunsDir(), `${f.fromRun}.result.json`);
-  if (!fs.existsSync(file)) return undefined;
-  const c = (JSON.parse(fs.readFileSync(file, 'utf8')) as TrainingRunResult).comparison;
-  if (c?.split !== 'test' || c.sftOnly.perProblem === undefined) return undefined;
-  if (c.sftOnly.perProblem !== f.arms.sft.perProblem) {
-    throw new Error(`${file}: its SFT-only test results differ from the comparison's SFT pairing; were they judged on the same problems?`);
-  }
-  const arms: Partial<Record<MainJobArm, Judged>> = {};
-  for (const key of MAIN_JOB_ARMS) {
-    const r = c[key];
-    if (r?.perProblem !== undefined) arms[key] = { greedy: r.greedy.accuracy, perProblem: r.perProblem };
-  }
-  return arms;
-}
-
+/** The table, with the main job's own policies beside the pairings when its result file is in the runs folder. */
 function summarize(files: CompareFile[]): string {
-  const mean = (xs: number[]) => meanSd(xs).mean;
-  const lines = [`Dual-mode comparison, greedy accuracy on the test problems, ${files.length} run(s): ${files.map((f) => f.fromRun).join(', ')}`, ''];
-  // Every pairing, then the main job's policies that every run has.
-  const mains = files.map(mainJobArms);
-  const mainKeys = MAIN_JOB_ARMS.filter((key) => mains.every((m) => m?.[key]));
-  const judged = (i: number, key: Arm | MainJobArm): Judged => (ARMS.includes(key as Arm) ? files[i]!.arms[key as Arm] : mains[i]![key as MainJobArm]!);
-  const rows: Array<[Arm | MainJobArm, string]> = [...ARMS.map((a): [Arm, string] => [a, LABELS[a]]), ...mainKeys.map((k): [MainJobArm, string] => [k, MAIN_JOB_LABELS[k]])];
-  lines.push('| pairing | mean | per run |', '|---|---:|---|');
-  for (const [key, label] of rows) {
-    const accs = files.map((_, i) => judged(i, key).greedy);
-    lines.push(`| ${label} | ${pct(mean(accs))} | ${accs.map(pct).join(', ')} |`);
-  }
-  const pairs: Array<[Arm | MainJobArm, Arm | MainJobArm]> = [
-    ['dualCredit', 'dualOutcome'],
-    ['dualOutcome', 'frozenPlannerOutcome'],
-    ['dualCredit', 'frozenPlannerCredit'],
-    ['dualCredit', 'shared'],
-    ['dualOutcome', 'shared'],
-    ['frozenPlannerCredit', 'shared'],
-    ['shared', 'sft'],
-  ];
-  // Against the strongest simple baselines: the best dual pairing, both trained policies, and shared mode.
-  for (const baseline of (['rft', 'filteredSft'] as const).filter((k) => mainKeys.includes(k))) {
-    for (const arm of ['frozenPlannerCredit', 'dualCredit', 'shared'] as const) pairs.push([arm, baseline]);
-  }
-  if (mainKeys.includes('rl')) pairs.push(['shared', 'rl']);
-  // The SE over runs is the one about the methods; a run's SE (over its test problems) says only how
-  // well 256 problems measure that one training run.
-  lines.push('', '| difference (points) | mean over runs ± SE over runs | per run ± SE over its test problems |', '|---|---:|---|');
-  for (const [a, b] of pairs) {
-    const per = files.map((_, i) => pairedOnProblems(judged(i, a).perProblem, judged(i, b).perProblem));
-    const { mean: diff, se } = pairedSe(per.map((d) => d.diff));
-    lines.push(`| ${a} − ${b} | ${diff} ± ${se} | ${per.map((d) => `${pts(d.diff)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
-  }
-  if (mainKeys.length > 0) lines.push('', `main job: the policies of the run each comparison started from (${files.map((f) => `${f.fromRun}.result.json`).join(', ')}), judged on the same problems.`);
-  return lines.join('\n');
+  const mains = files.map((f) => {
+    const file = path.join(defaultRunsDir(), `${f.fromRun}.result.json`);
+    if (!fs.existsSync(file)) return undefined;
+    return mainJobArms(f, (JSON.parse(fs.readFileSync(file, 'utf8')) as TrainingRunResult).comparison, file);
+  });
+  return summarizeDual(files, mains);
 }
 
 async function main(): Promise<number> {
