@@ -4,12 +4,16 @@
 # set to the id; then per run the test accuracy before and after RL and what RL trained, per config
 # the mean over seeds, and the paired differences with the configs whose name contains $BASELINE
 # (scripts/summarize-paired-runs.ts).
-#   KINDS="tree independent" BASELINE=independent bash scripts/from-run-seeds.sh <trainingRun workflow id> [seeds...]
+# Each --set path=value changes that setting in every kind's config (scripts/config-set.ts), e.g. a
+# learning rate chosen after the configs were written.
+#   KINDS="tree independent" BASELINE=independent bash scripts/from-run-seeds.sh [--set path=value ...] <trainingRun workflow id> [seeds...]
 # The studies call it with their kinds: scripts/tree-vs-independent.sh, scripts/timelines-seeds.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/from-run.sh
-usage="usage: KINDS=\"<kind> ...\" BASELINE=<name part> bash scripts/from-run-seeds.sh <trainingRun workflow id> [seeds...]"
+usage="usage: KINDS=\"<kind> ...\" BASELINE=<name part> bash scripts/from-run-seeds.sh [--set path=value ...] <trainingRun workflow id> [seeds...]"
+sets=()
+while [ $# -gt 0 ] && [ "$1" = --set ]; do sets+=(--set "${2:?$usage}"); shift 2; done
 from="${1:?$usage}"
 shift
 : "${KINDS:?$usage}" "${BASELINE:?$usage}"
@@ -23,12 +27,21 @@ seeds=("$@")
 [ $# -eq 0 ] && seeds=(1 2 3 4 5)
 bash scripts/setup.sh
 mkdir -p .data/runs
+# Every kind's config is built (and so checked) before the first run starts.
+declare -A configs
+for kind in $KINDS; do
+  cfg=$(from_run_config "configs/${kind}-from-run.yaml" "$from")
+  if [ ${#sets[@]} -gt 0 ]; then
+    node dist/scripts/config-set.js "$cfg" "${sets[@]}" > "${cfg%.yaml}.json"
+    cfg="${cfg%.yaml}.json"
+  fi
+  configs[$kind]="$cfg"
+done
 ids=()
 for seed in "${seeds[@]}"; do
   for kind in $KINDS; do
-    cfg=$(from_run_config "configs/${kind}-from-run.yaml" "$from")
     id="arith-rl-${kind}-s${seed}-$(date +%s)"
-    run_logged "$cfg" "$seed" "$id"
+    run_logged "${configs[$kind]}" "$seed" "$id"
     ids+=("$id")
   done
 done

@@ -10,18 +10,11 @@ import path from 'node:path';
 import { parseRunConfig } from '../src/config/parse';
 import { ConfigError } from '../src/config/errors';
 import { defaultRunsDir } from '../src/paths';
+import { parseSetArgs } from './lib/config-set';
 import { rlAgainConfig } from './lib/rl-again';
 import { runMain } from './lib/run-main';
 
 const USAGE = 'usage: rl-again-config <run id> [--set <dotted.path>=<value> ...]';
-
-function parseValue(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
 
 function main(): number {
   const args = process.argv.slice(2);
@@ -30,15 +23,10 @@ function main(): number {
     console.error(USAGE);
     return 2;
   }
-  const sets: Array<[string, unknown]> = [];
-  for (let i = 1; i < args.length; i += 2) {
-    const assignment = args[i + 1];
-    const eq = assignment?.indexOf('=') ?? -1;
-    if (args[i] !== '--set' || assignment === undefined || eq <= 0) {
-      console.error(`${args.slice(i).join(' ')}: ${USAGE}`);
-      return 2;
-    }
-    sets.push([assignment.slice(0, eq), parseValue(assignment.slice(eq + 1))]);
+  const sets = parseSetArgs(args.slice(1));
+  if (!sets) {
+    console.error(`${args.slice(1).join(' ')}: ${USAGE}`);
+    return 2;
   }
   const file = path.join(defaultRunsDir(), `${id}.input.json`);
   if (!fs.existsSync(file)) {

@@ -4,7 +4,7 @@
 # and configs/timelines-per-call-from-run.yaml, for each seed given (default 1 2 3 4 5), then the
 # test accuracy, the samples, tokens and trainer seconds each trained, and the paired differences
 # (scripts/from-run-seeds.sh).
-#   bash scripts/timelines-seeds.sh <trainingRun workflow id> [seeds...]
+#   bash scripts/timelines-seeds.sh [--set path=value ...] <trainingRun workflow id> [seeds...]
 set -euo pipefail
 KINDS="timelines-merged timelines-per-call" BASELINE=per-call \
-  exec bash "$(dirname "$0")/from-run-seeds.sh" "${@:?usage: bash scripts/timelines-seeds.sh <trainingRun workflow id> [seeds...]}"
+  exec bash "$(dirname "$0")/from-run-seeds.sh" "${@:?usage: bash scripts/timelines-seeds.sh [--set path=value ...] <trainingRun workflow id> [seeds...]}"

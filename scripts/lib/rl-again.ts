@@ -3,21 +3,9 @@
  * checkpoint with some settings changed (scripts/rl-again-config.ts, scripts/rl-again.sh).
  */
 import { ConfigError } from '../../src/config/errors';
+import { setPath } from './config-set';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfig } from '../../src/config/schema';
-
-/** Sets `dotted` in `target`, creating objects on the way; refuses a path through a non-object. */
-function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
-  const keys = dotted.split('.');
-  let node = target;
-  for (const key of keys.slice(0, -1)) {
-    const next = node[key] ?? {};
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw new ConfigError('--set', [{ path: dotted, message: `${key} is not an object` }]);
-    node[key] = next;
-    node = next as Record<string, unknown>;
-  }
-  node[keys[keys.length - 1]!] = value;
-}
 
 /**
  * The run's own config (`run`, as its input file holds it; `source` names that file) with

@@ -7,6 +7,11 @@ import type { RunConfig } from './schema';
 
 /** Reads a .json, .yaml or .yml run config and validates it. */
 export function loadRunConfig(file: string): RunConfig {
+  return checkRunConfig(readConfigFile(file), file);
+}
+
+/** A config file's contents as written (no defaults filled in): JSON, or YAML for any other extension. */
+export function readConfigFile(file: string): unknown {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -14,14 +19,17 @@ export function loadRunConfig(file: string): RunConfig {
     throw new ConfigError(file, [{ path: '', message: `cannot read file: ${(err as Error).message}` }]);
   }
   const ext = path.extname(file).toLowerCase();
-  let raw: unknown;
   try {
-    raw = ext === '.json' ? JSON.parse(text) : YAML.parse(text);
+    return ext === '.json' ? JSON.parse(text) : YAML.parse(text);
   } catch (err) {
     throw new ConfigError(file, [{ path: '', message: `not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}` }]);
   }
-  refuseUnusedKeys(raw, file);
-  return parseRunConfig(raw, file);
+}
+
+/** Validates a config as written (`source` names it in errors): the file-level checks, then the schema. */
+export function checkRunConfig(raw: unknown, source: string): RunConfig {
+  refuseUnusedKeys(raw, source);
+  return parseRunConfig(raw, source);
 }
 
 /**

@@ -1,0 +1,38 @@
+/**
+ * Prints a run config file as JSON with each --set path=value applied (a JSON value, or else a
+ * string), checked as the main job would check it; exit 2 naming the field when it is not valid.
+ * The studies that run committed configs with a setting changed use it (scripts/from-run-seeds.sh).
+ *   node dist/scripts/config-set.js configs/tree-from-run.yaml --set rl.learningRate=0.00003
+ */
+import { ConfigError } from '../src/config/errors';
+import { checkRunConfig, readConfigFile } from '../src/config/load';
+import { parseSetArgs, setPath } from './lib/config-set';
+import { runMain } from './lib/run-main';
+
+const USAGE = 'usage: config-set <config file> [--set <dotted.path>=<value> ...]';
+
+function main(): number {
+  const [file, ...rest] = process.argv.slice(2);
+  const sets = parseSetArgs(rest);
+  if (file === undefined || file.startsWith('--') || !sets) {
+    console.error(USAGE);
+    return 2;
+  }
+  try {
+    const config = readConfigFile(file);
+    if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, [{ path: '', message: 'not a mapping of settings' }]);
+    const changed = config as Record<string, unknown>;
+    for (const [key, value] of sets) setPath(changed, key, value);
+    checkRunConfig(changed, `${file} with ${sets.map(([k]) => `--set ${k}`).join(', ') || 'nothing changed'}`);
+    console.log(JSON.stringify(changed, null, 2));
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+runMain(async () => main());
