@@ -1,7 +1,8 @@
 /**
  * Prints a run config file as JSON with each --set path=value applied (a JSON value, or else a
  * string), checked as the main job would check it; exit 2 naming the field when it is not valid.
- * The studies that run committed configs with a setting changed use it (scripts/from-run-seeds.sh).
+ * With no --set it checks the file and prints it as JSON. scripts/from-run-seeds.sh builds its runs'
+ * configs with it.
  *   node dist/scripts/config-set.js configs/tree-from-run.yaml --set rl.learningRate=0.00003
  */
 import { ConfigError } from '../src/config/errors';
@@ -13,11 +14,12 @@ const USAGE = 'usage: config-set <config file> [--set <dotted.path>=<value> ...]
 
 function main(): number {
   const [file, ...rest] = process.argv.slice(2);
-  const sets = parseSetArgs(rest);
-  if (file === undefined || file.startsWith('--') || !sets) {
-    console.error(USAGE);
+  const parsed = parseSetArgs(rest);
+  if (file === undefined || file.startsWith('-') || 'bad' in parsed) {
+    console.error(`${'bad' in parsed ? `${parsed.bad}: ` : ''}${USAGE}`);
     return 2;
   }
+  const { sets } = parsed;
   try {
     const config = readConfigFile(file);
     if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, [{ path: '', message: 'not a mapping of settings' }]);

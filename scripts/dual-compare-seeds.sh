@@ -12,8 +12,8 @@ config=configs/default.yaml
 seeds=1,2,3,4,5
 while [ $# -gt 0 ]; do
   case "$1" in
-    --config) config="$2"; shift 2 ;;
-    --seeds) seeds="$2"; shift 2 ;;
+    --config) config="${2:?--config needs a file}"; shift 2 ;;
+    --seeds) seeds="${2:?--seeds needs a list such as 1,2,3}"; shift 2 ;;
     *) echo "unknown option $1 (use --config FILE, --seeds 1,2,3)" >&2; exit 2 ;;
   esac
 done
@@ -24,7 +24,8 @@ ids=()
 for seed in ${seeds//,/ }; do
   id="rl-seed${seed}-${stamp}"
   run_logged "$config" "$seed" "$id"
-  node dist/scripts/dual-compare.js --from-run "$id" > ".data/runs/${id}-dual-cmp.log" 2>&1
+  node dist/scripts/dual-compare.js --from-run "$id" > ".data/runs/${id}-dual-cmp.log" 2>&1 ||
+    { echo "the comparison from $id failed: see .data/runs/${id}-dual-cmp.log" >&2; exit 1; }
   echo "compared $id"
   ids+=("$id")
 done

@@ -16,6 +16,10 @@ sets=()
 while [ $# -gt 0 ] && [ "$1" = --set ]; do sets+=(--set "${2:?$usage}"); shift 2; done
 from="${1:?$usage}"
 shift
+case "$from" in -*) echo "$from: not a workflow id ($usage)" >&2; exit 2 ;; esac
+for seed in "$@"; do
+  [[ "$seed" =~ ^[0-9]+$ ]] || { echo "seed '$seed' is not a whole number ($usage)" >&2; exit 2; }
+done
 : "${KINDS:?$usage}" "${BASELINE:?$usage}"
 baselines=0
 for kind in $KINDS; do
@@ -27,15 +31,14 @@ seeds=("$@")
 [ $# -eq 0 ] && seeds=(1 2 3 4 5)
 bash scripts/setup.sh
 mkdir -p .data/runs
-# Every kind's config is built (and so checked) before the first run starts.
+# Every kind's config is built and checked before the first run starts, under a name of this study's
+# own (a study started beside it with other --set values must not rewrite it).
+stamp=$(date +%s)
 declare -A configs
 for kind in $KINDS; do
-  cfg=$(from_run_config "configs/${kind}-from-run.yaml" "$from")
-  if [ ${#sets[@]} -gt 0 ]; then
-    node dist/scripts/config-set.js "$cfg" "${sets[@]}" > "${cfg%.yaml}.json"
-    cfg="${cfg%.yaml}.json"
-  fi
-  configs[$kind]="$cfg"
+  yaml=$(from_run_config "configs/${kind}-from-run.yaml" "$from")
+  configs[$kind]="${yaml%.yaml}-${stamp}.json"
+  node dist/scripts/config-set.js "$yaml" "${sets[@]}" > "${configs[$kind]}"
 done
 ids=()
 for seed in "${seeds[@]}"; do

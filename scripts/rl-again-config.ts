@@ -23,11 +23,12 @@ function main(): number {
     console.error(USAGE);
     return 2;
   }
-  const sets = parseSetArgs(args.slice(1));
-  if (!sets) {
-    console.error(`${args.slice(1).join(' ')}: ${USAGE}`);
+  const parsed = parseSetArgs(args.slice(1));
+  if ('bad' in parsed) {
+    console.error(`${parsed.bad}: ${USAGE}`);
     return 2;
   }
+  const { sets } = parsed;
   const file = path.join(defaultRunsDir(), `${id}.input.json`);
   if (!fs.existsSync(file)) {
     console.error(`${id}: no ${file} (was it run by the main job?)`);

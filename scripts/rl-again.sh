@@ -15,9 +15,11 @@ bash scripts/setup.sh
 mkdir -p .data/runs
 froms=("$@")
 configs=()
+stamp=$(date +%s)
 for from in "${froms[@]}"; do
-  # Every config is built (and so checked) before the first run starts.
-  cfg=".data/runs/again-from-${from}.json"
+  # Every config is built (and so checked) before the first run starts, under a name of this
+  # study's own (one started beside it with other --set values must not rewrite it).
+  cfg=".data/runs/again-from-${from}-${stamp}.json"
   node dist/scripts/rl-again-config.js "$from" "${sets[@]}" > "$cfg"
   configs+=("$cfg")
 done

@@ -1,6 +1,6 @@
 /**
  * `--set dotted.path=value` on the command line of the scripts that run a config with some settings
- * changed (scripts/rl-again-config.ts, scripts/config-set.ts).
+ * changed (scripts/rl-again-config.ts, scripts/config-set.ts); setPath also builds scripts/lib/rl-again.ts's config.
  */
 import { ConfigError } from '../../src/config/errors';
 
@@ -14,18 +14,18 @@ function parseValue(text: string): unknown {
 }
 
 /**
- * The [dotted path, value] pairs of `args`, which must be `--set path=value` repeated; undefined
- * when they are not (the caller prints its usage).
+ * The [dotted path, value] pairs of `args`, which must be `--set path=value` repeated; otherwise
+ * `bad`, the arguments from the first one that is not (for the caller's usage message).
  */
-export function parseSetArgs(args: readonly string[]): Array<[string, unknown]> | undefined {
+export function parseSetArgs(args: readonly string[]): { sets: Array<[string, unknown]> } | { bad: string } {
   const sets: Array<[string, unknown]> = [];
   for (let i = 0; i < args.length; i += 2) {
     const assignment = args[i + 1];
     const eq = assignment?.indexOf('=') ?? -1;
-    if (args[i] !== '--set' || assignment === undefined || eq <= 0) return undefined;
+    if (args[i] !== '--set' || assignment === undefined || eq <= 0) return { bad: args.slice(i).join(' ') };
     sets.push([assignment.slice(0, eq), parseValue(assignment.slice(eq + 1))]);
   }
-  return sets;
+  return { sets };
 }
 
 /** Sets `dotted` in `target`, creating objects on the way; refuses a path through a non-object. */

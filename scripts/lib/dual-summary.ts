@@ -57,7 +57,9 @@ type MainJobArms = Partial<Record<MainJobArm, Judged>>;
 /**
  * The main job's policies from the comparison of the run a dual comparison started from (undefined
  * for a run without test evaluations). Its SFT-only policy must match the SFT pairing problem by
- * problem, or the two were not judged on the same problems and nothing can be paired.
+ * problem, or the two were not judged on the same problems and nothing can be paired. (A check on
+ * outcomes, not on the problems themselves: the embedded engine is deterministic, so the same SFT
+ * weights on the same problems give the same string, and other problems almost never do.)
  */
 export function mainJobArms(f: CompareFile, comparison: Comparison | undefined, source: string): MainJobArms | undefined {
   if (comparison?.split !== 'test' || comparison.sftOnly.perProblem === undefined) return undefined;
@@ -112,5 +114,7 @@ export function summarizeDual(files: readonly CompareFile[], mains: ReadonlyArra
     lines.push(`| ${a} − ${b} | ${diff} ± ${se} | ${per.map((d) => `${pts(d.diff)} ± ${(100 * d.stderr).toFixed(1)}`).join(', ')} |`);
   }
   if (mainKeys.length > 0) lines.push('', 'main job: the policies of the run each comparison started from (its <id>.result.json), judged on the same test problems.');
+  const without = files.filter((_, i) => mains[i] === undefined).map((f) => f.fromRun);
+  if (without.length > 0) lines.push('', `no main-job policies beside the pairings: no test results of ${without.join(', ')} in the runs folder (DURABLE_RL_RUNS).`);
   return lines.join('\n');
 }

@@ -23,7 +23,9 @@ config_seed() {
 }
 
 # run_logged CONFIG SEED WORKFLOW_ID: one run of the main job's CLI, its output in .data/runs/<id>.log.
+# A failure says where its log is (the terminal shows nothing else of the run).
 run_logged() {
-  node dist/scripts/main.js --config "$1" --seed "$2" --workflow-id "$3" > ".data/runs/$3.log" 2>&1
+  node dist/scripts/main.js --config "$1" --seed "$2" --workflow-id "$3" > ".data/runs/$3.log" 2>&1 ||
+    { echo "$3 failed: see .data/runs/$3.log" >&2; return 1; }
   echo "finished $3"
 }

@@ -3,9 +3,9 @@
  * checkpoint with some settings changed (scripts/rl-again-config.ts, scripts/rl-again.sh).
  */
 import { ConfigError } from '../../src/config/errors';
-import { setPath } from './config-set';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfig } from '../../src/config/schema';
+import { setPath } from './config-set';
 
 /**
  * The run's own config (`run`, as its input file holds it; `source` names that file) with

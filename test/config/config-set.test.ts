@@ -29,22 +29,30 @@ describe('config-set', () => {
   });
 
   it('refuses an invalid setting naming the field, and a malformed command line', () => {
+    // The problem lines (after the first line, which names the file and the --set given).
+    const problems = (stderr: string) => stderr.split('\n').slice(1).join('\n');
     const bad = configSet(TREE, '--set', 'rl.learningRate=-1');
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/rl\.learningRate/);
+    expect(problems(bad.stderr)).toMatch(/rl\.learningRate/);
     expect(bad.stdout).toBe('');
-    expect(configSet(TREE, '--set', 'rl.noSuchKey=1').stderr).toMatch(/noSuchKey/);
-    expect(configSet(TREE, '--set', 'rl.learningRate').status).toBe(2);
+    const unknown = configSet(TREE, '--set', 'rl.noSuchKey=1');
+    expect(unknown.status).toBe(2);
+    expect(problems(unknown.stderr)).toMatch(/noSuchKey/);
+    const malformed = configSet(TREE, '--set', 'rl.learningRate=0.1', '--set', 'rl.learningRate');
+    expect(malformed.status).toBe(2);
+    expect(malformed.stderr).toMatch(/^--set rl\.learningRate: usage/);
     expect(configSet('--set', 'rl.learningRate=1').status).toBe(2);
   });
 
   it('reads JSON values and keeps other text as strings', () => {
-    expect(parseSetArgs(['--set', 'a.b=3', '--set', 'c={"d":true}', '--set', 'e=x=y'])).toEqual([
-      ['a.b', 3],
-      ['c', { d: true }],
-      ['e', 'x=y'],
-    ]);
-    expect(parseSetArgs(['--sett', 'a=1'])).toBeUndefined();
-    expect(parseSetArgs(['--set', '=1'])).toBeUndefined();
+    expect(parseSetArgs(['--set', 'a.b=3', '--set', 'c={"d":true}', '--set', 'e=x=y'])).toEqual({
+      sets: [
+        ['a.b', 3],
+        ['c', { d: true }],
+        ['e', 'x=y'],
+      ],
+    });
+    expect(parseSetArgs(['--set', 'a=1', '--sett', 'b=1'])).toEqual({ bad: '--sett b=1' });
+    expect(parseSetArgs(['--set', '=1'])).toEqual({ bad: '--set =1' });
   });
 });

@@ -40,6 +40,7 @@ describe('summarizeDual', () => {
     const table = summarizeDual([run1, run2], [mainJobArms(run1, main1, 'run-1.result.json'), undefined]);
     expect(table).not.toContain('main job:');
     expect(table).not.toContain('− rft');
+    expect(table).toContain('no main-job policies beside the pairings: no test results of run-2 in the runs folder');
     expect(row(table, 'shared − sft')).toMatch(/^\| shared − sft \| \+25\.0 ± 0\.0 \|/);
   });
 
