@@ -27,7 +27,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { names } from '../activities/names';
 import { createTrainingActivities } from '../activities/training';
-import { freePort, startDevServer } from '../scripts/lib/dev-server';
+import { freePort, startDevServerOnFreePort } from '../scripts/lib/dev-server';
 import { LOCAL_S3_CREDENTIALS, startS3Server } from '../scripts/lib/s3-server';
 import { spawnWorker, type WorkerProcess } from '../scripts/lib/worker-fleet';
 import { loadRunConfig } from '../src/config/load';
@@ -120,7 +120,7 @@ async function throughput(tmp: string, s3: Awaited<ReturnType<typeof startS3Serv
   const weights = await benchWeights(config, store);
   const policy: PolicyRef = { weights };
 
-  const server = await startDevServer({ port: await freePort(), logFile: path.join(tmp, 'server.log'), detached: false });
+  const server = await startDevServerOnFreePort({ logFile: path.join(tmp, 'server.log'), detached: false });
   const env = { TEMPORAL_ADDRESS: server.address, ...s3.env(BUCKET, 'store'), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
   const logs = path.join(tmp, 'logs');
   const fixed = [spawnWorker('orchestration', { env, logFile: path.join(logs, 'orchestration.log') }), spawnWorker('tools', { env, logFile: path.join(logs, 'tools.log') })];

@@ -84,6 +84,28 @@ export async function startDevServer(opts: DevServerOptions): Promise<RunningSer
   };
 }
 
+/**
+ * A headless or UI dev server on a port the OS reported free. Between that report and the server's
+ * bind the port can be taken (by another process, or by the server itself, which picks free ports
+ * for its internal services first); the server then exits with "address already in use" (seen in a
+ * suite run beside experiments). Tries again on another port, up to `attempts` times.
+ */
+export async function startDevServerOnFreePort(
+  opts: Omit<DevServerOptions, 'port'>,
+  { attempts = 3, pickPort = freePort }: { attempts?: number; pickPort?: () => Promise<number> } = {},
+): Promise<RunningServer> {
+  for (let attempt = 1; ; attempt++) {
+    // The log is appended to: only this attempt's part tells why it failed.
+    const logStart = fs.existsSync(opts.logFile) ? fs.statSync(opts.logFile).size : 0;
+    try {
+      return await startDevServer({ ...opts, port: await pickPort() });
+    } catch (err) {
+      const log = fs.existsSync(opts.logFile) ? fs.readFileSync(opts.logFile).subarray(logStart).toString('utf8') : '';
+      if (attempt >= attempts || !log.includes('address already in use')) throw err;
+    }
+  }
+}
+
 /** Resolves once the frontend answers; polls because the server takes seconds to start on 2 cores. */
 export async function waitForServer(address: string, timeoutMs: number, gaveUp: () => boolean = () => false): Promise<void> {
   const deadline = Date.now() + timeoutMs;

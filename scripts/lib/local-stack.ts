@@ -11,7 +11,7 @@ import { NativeConnection, type ActivityInterceptorsFactory, type Worker } from 
 import { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import type { TaskQueueName } from '../../workflows/shared';
-import { freePort, startDevServer } from './dev-server';
+import { startDevServerOnFreePort } from './dev-server';
 
 export interface LocalStack {
   /** host:port of the dev server, for the Temporal CLI. */
@@ -37,8 +37,7 @@ export interface LocalStackOptions {
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `durable-rl-${opts.label}-`));
-  const server = await startDevServer({
-    port: await freePort(),
+  const server = await startDevServerOnFreePort({
     logFile: path.join(tmp, 'server.log'),
     detached: false,
     dynamicConfig: opts.dynamicConfig,

@@ -5,17 +5,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startDevServer } from '../../scripts/lib/dev-server';
+import { freePort, startDevServerOnFreePort } from '../../scripts/lib/dev-server';
 import { startS3Server } from '../../scripts/lib/s3-server';
 
 export const TEST_BUCKET = 'durable-rl-test';
 
 export default async function globalSetup(): Promise<void> {
-  const port = await freePort();
   const s3Dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-test-s3-'));
   const [server, s3] = await Promise.all([
-    startDevServer({
-      port,
+    startDevServerOnFreePort({
       logFile: path.resolve(__dirname, '../../.data/test-temporal.log'),
       detached: false,
     }),
