@@ -7,7 +7,7 @@
  */
 import { ConfigError } from '../src/config/errors';
 import { checkRunConfig, readConfigFile } from '../src/config/load';
-import { parseSetArgs, setPath } from './lib/config-set';
+import { parseSetArgs, printConfig, setPath } from './lib/config-set';
 import { runMain } from './lib/run-main';
 
 const USAGE = 'usage: config-set <config file> [--set <dotted.path>=<value> ...]';
@@ -20,21 +20,14 @@ function main(): number {
     return 2;
   }
   const { sets } = parsed;
-  try {
+  return printConfig(() => {
     const config = readConfigFile(file);
     if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, [{ path: '', message: 'not a mapping of settings' }]);
     const changed = config as Record<string, unknown>;
     for (const [key, value] of sets) setPath(changed, key, value);
     checkRunConfig(changed, `${file} with ${sets.map(([k]) => `--set ${k}`).join(', ') || 'nothing changed'}`);
-    console.log(JSON.stringify(changed, null, 2));
-    return 0;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 2;
-    }
-    throw err;
-  }
+    return changed;
+  });
 }
 
 runMain(async () => main());

@@ -8,9 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseRunConfig } from '../src/config/parse';
-import { ConfigError } from '../src/config/errors';
 import { defaultRunsDir } from '../src/paths';
-import { parseSetArgs } from './lib/config-set';
+import { parseSetArgs, printConfig } from './lib/config-set';
 import { rlAgainConfig } from './lib/rl-again';
 import { runMain } from './lib/run-main';
 
@@ -34,17 +33,7 @@ function main(): number {
     console.error(`${id}: no ${file} (was it run by the main job?)`);
     return 2;
   }
-  try {
-    const run = parseRunConfig(JSON.parse(fs.readFileSync(file, 'utf8')), file);
-    console.log(JSON.stringify(rlAgainConfig(run, id, sets, file), null, 2));
-    return 0;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 2;
-    }
-    throw err;
-  }
+  return printConfig(() => rlAgainConfig(parseRunConfig(JSON.parse(fs.readFileSync(file, 'utf8')), file), id, sets, file));
 }
 
 runMain(async () => main());

@@ -40,3 +40,17 @@ export function setPath(target: Record<string, unknown>, dotted: string, value: 
   }
   node[keys[keys.length - 1]!] = value;
 }
+
+/** Prints the config `build` returns as JSON (exit code 0), or a ConfigError's message (exit code 2, naming the field). */
+export function printConfig(build: () => unknown): number {
+  try {
+    console.log(JSON.stringify(build(), null, 2));
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  }
+}
