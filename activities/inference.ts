@@ -68,6 +68,10 @@ export interface GenerateResult {
   meanEntropy: number;
   /** Prompt tokens the engine's prefix cache served (not prefilled again); absent from older results. */
   cachedPromptTokens?: number;
+  /**
+   * The weights that generated it: the input's, or on a synced remote server the version it served,
+   * which in an asynchronous run may be newer than the input's (the rollout's).
+   */
   weightVersion: number;
   /** Prompt/response token ids, logprobs and entropy, by reference. */
   tokens: BlobRef;
@@ -93,6 +97,17 @@ export interface EvaluateEpisodesInput extends Omit<EpisodeAccuracyOptions, 'onE
   weights: WeightsInfo;
   /** Dual mode's joint evaluation: the actor plays with these weights, the planner with `weights`. */
   actorWeights?: WeightsInfo;
+}
+
+/**
+ * The version a synced server's completion is labelled with, from the server's version read before
+ * and after it: one version throughout, at least the one the request wanted (the rollout's); else
+ * undefined (the server changed weights mid-request, or has not been given the wanted ones yet).
+ */
+export function acceptedServedVersion(before: string | null, after: string | null, wanted: number): number | undefined {
+  if (before === null || before !== after || !/^\d+$/.test(before)) return undefined;
+  const served = Number(before);
+  return served >= wanted ? served : undefined;
 }
 
 /** Keeps a long activity visibly alive while it awaits the engine. */
@@ -145,22 +160,29 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
   const asActivityFailure = (err: unknown): unknown =>
     err instanceof RemoteEngineRequestError ? ApplicationFailure.nonRetryable(err.message, 'RemoteEngineRequestError', { problem: err.problem, status: err.status }) : err;
 
-  /** The completion from the embedded engine of these weights, or from the remote server the input names. */
-  const complete = async (input: GenerateInput): Promise<Completion> => {
-    if (!input.remote) return (await engines.get(input.weights)).complete(input.prompt, input.params);
+  /**
+   * The completion from the embedded engine of these weights, or from the remote server the input
+   * names, with the weight version that produced it.
+   */
+  const complete = async (input: GenerateInput): Promise<{ completion: Completion; weightVersion: number }> => {
+    const labelled = (completion: Completion) => ({ completion, weightVersion: input.weights.version });
+    if (!input.remote) return labelled(await (await engines.get(input.weights)).complete(input.prompt, input.params));
     try {
       const remote = await remoteEngine(input.remote);
-      if (!input.remote.synced) return await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
-      // The sample is labelled with the version the server served: checked before and after the
-      // request (weights change only while the server is paused between requests).
-      const want = String(input.weights.version);
+      if (!input.remote.synced) return labelled(await remote.complete(input.prompt, input.params, Context.current().cancellationSignal));
+      // The completion is labelled with the version the server served, read before and after the
+      // request: weights change only while the server is paused between requests, so equal reads
+      // mean one version made every token. A newer version than the rollout started with is the
+      // run's own later weights, synced while an asynchronous rollout was in flight (a partial
+      // rollout: this call continues on them); an older one, or none, is a sync not finished yet.
       const before = await servedWeightVersion(input.remote.baseUrl);
-      const c = await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
+      const completion = await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
       const after = await servedWeightVersion(input.remote.baseUrl);
-      if (before !== want || after !== want) {
-        throw new Error(`remote engine ${input.remote.baseUrl} served weight version ${before}→${after}, not ${want}; retrying once the sync is done`);
+      const served = acceptedServedVersion(before, after, input.weights.version);
+      if (served === undefined) {
+        throw new Error(`remote engine ${input.remote.baseUrl} served weight version ${before}→${after}, wanted ${input.weights.version} or newer from one version; retrying once the sync is done`);
       }
-      return c;
+      return { completion, weightVersion: served };
     } catch (err) {
       throw asActivityFailure(err);
     }
@@ -201,7 +223,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
 
   return {
     async generate(input: GenerateInput): Promise<GenerateResult> {
-      const c = await withHeartbeat(complete(input), () => ({ role: input.role }));
+      const { completion: c, weightVersion } = await withHeartbeat(complete(input), () => ({ role: input.role }));
       // The request as timeline capture needs it (activities/samples.ts): the prompt's messages with
       // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
       // with the EOS text, whose id is the last of tokenIds).
@@ -225,7 +247,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
         responseTokens: c.tokenIds.length,
         meanEntropy: c.entropy.length ? round(c.entropy.reduce((a, b) => a + b, 0) / c.entropy.length) : 0,
         cachedPromptTokens: c.cachedPromptTokens ?? 0,
-        weightVersion: input.weights.version,
+        weightVersion,
         tokens,
       };
     },

@@ -4,7 +4,7 @@
  * ids and logprobs are joined with the episode's reward and labels here, next to the blob store, and
  * the history gets back one SampleSetRef per role.
  */
-import type { AgentRole, BlobRef, Sample } from '../src/domain/types';
+import type { AgentRole, BlobRef, Sample, SampleMetadata } from '../src/domain/types';
 import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
 import type { RunConfig } from '../src/config/schema';
 import type { SnapReport } from '../src/timeline/types';
@@ -66,6 +66,16 @@ function round(x: number): number {
   return Math.round(x * 1e4) / 1e4;
 }
 
+/**
+ * The weight versions of a merged sample's calls: on a synced remote server an asynchronous
+ * rollout's later calls may run on newer weights than its first. The sample then counts as the
+ * oldest (staleness is bounded by its first call) and lists them all.
+ */
+function withVersions(metadata: SampleMetadata, calls: GenerationRef[]): SampleMetadata {
+  const versions = [...new Set(calls.map((g) => g.weightVersion))].sort((a, b) => a - b);
+  return versions.length < 2 ? metadata : { ...metadata, weightVersion: versions[0]!, weightVersions: versions };
+}
+
 export function createSampleActivities({ store }: { store: BlobStore }) {
   return {
     /**
@@ -97,7 +107,10 @@ export function createSampleActivities({ store }: { store: BlobStore }) {
         if (input.timeline?.merge && tokens.every((t) => t.messages !== undefined && t.outputText !== undefined)) {
           for (const [role, merged] of mergeEpisode(episode.generations, tokens, input.timeline, episode.segmentAdvantages)) {
             const set = roleSet(role);
-            set.samples.push(...merged.samples.map((m) => ({ ...m.sample, ...meta(m.generation) })));
+            set.samples.push(...merged.samples.map((m) => {
+              const labels = meta(m.generation);
+              return { ...m.sample, reward: labels.reward, metadata: withVersions(labels.metadata, m.merged) };
+            }));
             addCounts(set.counts!, merged.counts);
             set.snaps.push(...merged.snaps);
           }

@@ -17,32 +17,44 @@ import type { CompletionTokens, GenerationRef } from '../src/contracts/samples';
 const TOOLS: Record<AgentRole, string> = { planner: '', actor: '[{"name":"calc"}]', single: '[{"name":"calc"}]' };
 
 export interface MergedRole {
-  /** A sample per surviving timeline, with the call it ended on (its turn and act label the sample). */
-  samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; generation: GenerationRef }>;
+  /**
+   * A sample per surviving timeline, with the call it ended on (its turn and act label the sample)
+   * and every call merged into it, that one included, in capture order.
+   */
+  samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; generation: GenerationRef; merged: GenerationRef[] }>;
   counts: TimelineCounts;
   snaps: SnapReport[];
 }
 
 /**
  * One agent's timelines (in capture order) repaired and merged as the timeline config says: a
- * sample per surviving timeline (its id with it), and the counts and snap reports of the merge.
- * With timeline.merge false every timeline is its own sample, as captured.
+ * sample per surviving timeline (its id with it, and the ids of the timelines absorbed into it),
+ * and the counts and snap reports of the merge. With timeline.merge false every timeline is its own
+ * sample, as captured.
  */
 export function mergeAgentTimelines(
   own: Timeline[],
   cfg: RunConfig['timeline'],
   credit?: (survivor: Timeline) => number[],
-): { samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; timeline: string }>; counts: TimelineCounts; snaps: SnapReport[] } {
+): { samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; timeline: string; absorbed: string[] }>; counts: TimelineCounts; snaps: SnapReport[] } {
   const fixed = cfg.merge && cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
   const merged = cfg.merge
     ? mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection })
-    : { timelines: own, snaps: [], stats: mergeStats(own, own) };
+    : { timelines: own, absorbed: [], snaps: [], stats: mergeStats(own, own) };
+  const absorbedInto = new Map<string, string[]>();
+  for (const a of merged.absorbed) {
+    for (const survivor of a.into) {
+      const list = absorbedInto.get(survivor);
+      if (list) list.push(a.id);
+      else absorbedInto.set(survivor, [a.id]);
+    }
+  }
   const samples = merged.timelines.flatMap((t) => {
     const sample = timelineToSample(t, { reward: 0, metadata: { role: 'single', episodeId: '', turn: 0, weightVersion: 0 } });
     if (!sample) return [];
     const { reward: _r, metadata: _m, ...trainable } = sample;
     const tokenAdvantages = credit?.(t);
-    return [{ sample: { ...trainable, ...(tokenAdvantages ? { tokenAdvantages } : {}) }, timeline: t.id }];
+    return [{ sample: { ...trainable, ...(tokenAdvantages ? { tokenAdvantages } : {}) }, timeline: t.id, absorbed: absorbedInto.get(t.id) ?? [] }];
   });
   const snaps: TimelineCounts['snaps'] = {};
   for (const s of merged.snaps) snaps[s.reason] = (snaps[s.reason] ?? 0) + 1;
@@ -95,7 +107,14 @@ export function mergeEpisode(
       cfg,
       segmentAdvantages ? (t) => segmentTokenValues(t, segmentAdvantages, indexOf.get(t.id)!) : undefined,
     );
-    out.set(role, { ...merged, samples: merged.samples.map((s) => ({ sample: s.sample, generation: byId.get(s.timeline)! })) });
+    out.set(role, {
+      ...merged,
+      samples: merged.samples.map((s) => ({
+        sample: s.sample,
+        generation: byId.get(s.timeline)!,
+        merged: [...s.absorbed, s.timeline].sort((a, b) => indexOf.get(a)! - indexOf.get(b)!).map((id) => byId.get(id)!),
+      })),
+    });
   }
   return out;
 }

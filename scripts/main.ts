@@ -177,7 +177,7 @@ function showProgress(poll: () => Promise<RunProgress>): () => void {
   );
   /** Asynchronous RL: the last step's staleness (versions: samples) and how idle trainer and inference were. */
   const scheduleText = (s: NonNullable<RunProgress['lastSchedule']>): string =>
-    `stale {${Object.entries(s.staleness).map(([k, n]) => `${k}:${n}`).join(' ')}} idle trainer ${pct(s.trainerIdle)} inference ${pct(s.inferenceIdle)}${s.droppedStale > 0 ? ` dropped ${s.droppedStale}` : ''}`;
+    `stale {${Object.entries(s.staleness).map(([k, n]) => `${k}:${n}`).join(' ')}} idle trainer ${pct(s.trainerIdle)} inference ${pct(s.inferenceIdle)}${s.droppedStale > 0 ? ` dropped ${s.droppedStale}` : ''}${s.partial ? ` partial ${s.partial}` : ''}`;
   let started = false;
   let stopped = false;
   const tick = async (): Promise<void> => {

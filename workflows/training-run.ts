@@ -299,6 +299,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       maxStaleness: schedule.maxStaleness,
       staleness: update.staleness ?? {},
       droppedStale: schedule.droppedStale,
+      ...(update.partialSamples ? { partial: update.partialSamples } : {}),
       trainerIdle: (t.t2 - t.t1) / Math.max(1, t3 - t.t0),
       inferenceIdle: idleShare(schedule.intervals, t.t0, t3),
       ...(update.offPolicyCapped !== undefined ? { capped: update.offPolicyCapped, meanWeight: update.offPolicyMeanWeight! } : {}),

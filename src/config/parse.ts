@@ -17,9 +17,6 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
       throw new ConfigError(source, [{ path: 'rollout.agent', message: `rollout.agent takes effect with rollout.kind: agent (this config has rollout.kind: ${result.data.rollout.kind})` }]);
     }
     const { engine, openai } = result.data.inference;
-    if ((result.data.rl.async?.maxStaleness ?? 0) > 0 && openai?.weightSync) {
-      throw new ConfigError(source, [{ path: 'rl.async.maxStaleness', message: 'asynchronous RL on a remote server whose weights the run syncs is not built yet (a rollout in flight would see its weights change mid-way); use inference.engine: embedded, or rl.async.maxStaleness: 0' }]);
-    }
     if (engine === 'openai' && !openai) throw new ConfigError(source, [{ path: 'inference.openai', message: 'inference.engine: openai needs inference.openai: { baseUrl, model }' }]);
     if (engine !== 'openai' && openai) throw new ConfigError(source, [{ path: 'inference.openai', message: 'inference.openai takes effect with inference.engine: openai' }]);
     const { segmentTokens } = result.data.tree;

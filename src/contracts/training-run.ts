@@ -19,6 +19,11 @@ export interface RlStepSchedule {
   staleness: Record<string, number>;
   /** Samples not trained because they were more than maxStaleness versions old. */
   droppedStale: number;
+  /**
+   * Trained samples whose calls ran on more than one weight version: a rollout in flight on a synced
+   * remote server went on with the newer weights synced meanwhile (metadata.weightVersions).
+   */
+  partial?: number;
   /** Share of the step's wall time the trainer waited for the rollout. */
   trainerIdle: number;
   /** Share of the step's wall time no rollout was running. */

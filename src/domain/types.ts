@@ -22,8 +22,13 @@ export interface SampleMetadata {
   treeNode?: string;
   planHorizon?: number;
   chunkOffset?: number;
-  /** Version of the weights that generated the response tokens. */
+  /**
+   * Version of the weights that generated the response tokens; of a sample whose calls ran on
+   * several versions (a partial rollout), the oldest, from which its staleness is counted.
+   */
   weightVersion: number;
+  /** The versions of the calls merged into this sample, ascending, when they are more than one. */
+  weightVersions?: number[];
   /** GRPO group (episodes of the same prompt share it). */
   groupId?: string;
 }

@@ -84,6 +84,7 @@ const RlStepSchema = z.strictObject({
       maxStaleness: z.number().int().nonnegative(),
       staleness: z.record(z.string().regex(/^-?\d+$/), z.number().int().nonnegative()),
       droppedStale: z.number().int().nonnegative(),
+      partial: z.number().int().nonnegative().optional(),
       trainerIdle: fraction,
       inferenceIdle: fraction,
       capped: nonNegativeMetric.optional(),

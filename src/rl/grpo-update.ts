@@ -57,8 +57,10 @@ export interface GrpoUpdateResult {
   checkpoint: Checkpoint;
   /** Per sample, in input order: its advantage and whether it was trained (for the rollout record, not the history). */
   perSample: SampleCredit[];
-  /** With policyVersion: samples per staleness (versions behind the trained weights). */
+  /** With policyVersion: samples per staleness (versions behind the trained weights), counted from a sample's oldest call. */
   staleness?: Record<string, number>;
+  /** With policyVersion: samples whose calls ran on more than one weight version (partial rollouts). */
+  partialSamples?: number;
   /** With an off-policy correction: trained tokens whose weight the cap changed, and the mean weight. */
   offPolicyCapped?: number;
   offPolicyMeanWeight?: number;
@@ -227,7 +229,9 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       gradNormLast: acc.gradNormLast,
       ...(rl.useKlLoss ? { klLoss: perStep(acc.klLoss) } : {}),
       ...(stats.rewardKlPenalty !== undefined ? { rewardKlPenalty: stats.rewardKlPenalty } : {}),
-      ...(opts.policyVersion !== undefined ? { staleness: stalenessHistogram(samples.map((x) => x.metadata.weightVersion), opts.policyVersion) } : {}),
+      ...(opts.policyVersion !== undefined
+        ? { staleness: stalenessHistogram(samples.map((x) => x.metadata.weightVersion), opts.policyVersion), partialSamples: samples.filter((x) => (x.metadata.weightVersions?.length ?? 0) > 1).length }
+        : {}),
       ...(built.offPolicy ? { offPolicyCapped: built.offPolicy.capped, offPolicyMeanWeight: built.offPolicy.meanWeight } : {}),
       optimizerSteps: acc.steps,
       nonFiniteGradSteps: acc.nonFinite,

@@ -3,14 +3,17 @@
  * `npm run engine:vllm` starts it), serving this project's policy exported as a Hugging Face
  * directory: the server's ids and logprobs equal the embedded engine's on the same weights, stop
  * strings and EOS are read right, errors are typed, and a trainingRun trains the served policy with
- * its weights synced into the server every step.
+ * its weights synced into the server every step, synchronously and asynchronously (a rollout in
+ * flight across a sync goes on with the new weights, each call labelled with what the server served).
  *
  * vLLM's CPU attention supports head sizes of 32 and up, so the test policy has two heads of 32.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createInferenceActivities, type GenerateInput } from '../../activities/inference';
 import { names } from '../../activities/names';
@@ -223,6 +226,82 @@ describe('trainingRun on the vLLM server', () => {
       expect(worstV1).toBeLessThan(1e-3);
       expect(bestV0).toBeGreaterThan(1e-3);
       await Promise.all([v0.release(), v1.release()]);
+    } finally {
+      await ctx.stop();
+    }
+  }, 600_000);
+});
+
+describe('asynchronous trainingRun on the vLLM server (partial rollouts)', () => {
+  it('a rollout in flight when newer weights are synced goes on with them: each call labelled with the version the server served, samples counted from their oldest, never more than maxStaleness behind', async () => {
+    // The chosen point: step 3's rollout starts on v1 while step 2 trains; its calls after a
+    // calculator result (prompts of several messages) are held until the server serves v2, as a
+    // slow rollout's would be. The hold only waits; the real generate activity runs after it.
+    const holdWanted = 1;
+    const hold: ActivityInboundCallsInterceptor = {
+      async execute(input, next) {
+        const ctx = Context.current();
+        const call = input.args[0] as GenerateInput;
+        if (ctx.info.activityType === 'generate' && call.weights.version === holdWanted && (call.messageStarts?.length ?? 1) > 1) {
+          while (Number((await servedWeightVersion(baseUrl)) ?? -1) <= holdWanted) {
+            ctx.heartbeat();
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        return next(input);
+      },
+    };
+    const ctx = await testEnv('vllm-async-run', undefined, { activityInterceptors: [() => ({ inbound: hold })] });
+    try {
+      const config = tinyRunConfig({
+        model: MODEL,
+        task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4, testProblems: 0 } },
+        sft: { steps: SFT_STEPS, batchSize: 16, stepsPerActivity: SFT_STEPS, warmupSteps: 5 },
+        eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
+        rollout: { maxTurns: 2 },
+        rl: { steps: 3, promptsPerStep: 4, groupSize: 2, maxNewTokens: 16, learningRate: 0.002, entropyCoeff: 0.05, async: { maxStaleness: 1 } },
+        inference: { engine: 'openai', openai: { baseUrl, model: 'policy', weightSync: { dir: path.join(work, 'async-sync') } } },
+      });
+      const { workflowId, handle } = await ctx.startTrainingRun('vllm-async', config);
+      const result = (await handle.result()) as TrainingRunResult;
+      // Rollouts 1 and 2 started on v0 at step 1, rollout 3 on v1 at step 2.
+      expect(result.rl.map((p) => p.weightVersion)).toEqual([0, 0, 1]);
+      for (const p of result.rl) expect(Object.keys(p.schedule!.staleness).every((k) => Number(k) >= 0 && Number(k) <= 1)).toBe(true);
+      expect(await servedWeightVersion(baseUrl)).toBe('2');
+
+      const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-3`).result()) as RolloutSummary;
+      const sets = [summary.samples.planner, summary.samples.actor].filter((s) => s !== undefined);
+      const samples = (await Promise.all(sets.map((s) => readSamples(ctx.store, s.ref)))).flat();
+      const partial = samples.filter((s) => s.metadata.weightVersions !== undefined);
+      // Acts that called the calculator: their first call ran on v1, the rest on v2, merged into one sample.
+      expect(partial.length).toBeGreaterThan(0);
+      for (const s of partial) expect(s.metadata).toMatchObject({ weightVersion: 1, weightVersions: [1, 2] });
+      expect(result.rl[2]!.schedule!.partial).toBe(partial.length);
+      // Counted from their oldest call: one version behind step 3's policy (v2).
+      expect(result.rl[2]!.schedule!.staleness['1']).toBeGreaterThanOrEqual(partial.length);
+      expect(samples.every((s) => s.metadata.weightVersion === 1 || s.metadata.weightVersion === 2)).toBe(true);
+
+      // Every trained token's logprob is that of the weights its label names: a one-version sample
+      // its version's throughout; a partial sample v1's on its first call and v2's after, some of each.
+      const v1 = await engineOf(ctx.store, workflowId, 1);
+      const v2 = await engineOf(ctx.store, workflowId, 2);
+      let onlyV2 = 0;
+      let onlyV1 = 0;
+      for (const s of samples) {
+        const [a, b] = await Promise.all([v1.scoreTokens(s.promptTokens, s.responseTokens), v2.scoreTokens(s.promptTokens, s.responseTokens)]);
+        for (const [i, m] of s.lossMask.entries()) {
+          if (m !== 1) continue;
+          const matchV1 = Math.abs(s.logprobs[i]! - a[i]!) < 1e-3;
+          const matchV2 = Math.abs(s.logprobs[i]! - b[i]!) < 1e-3;
+          const allowed = s.metadata.weightVersions ?? [s.metadata.weightVersion];
+          expect((matchV1 && allowed.includes(1)) || (matchV2 && allowed.includes(2))).toBe(true);
+          if (s.metadata.weightVersions && matchV1 && !matchV2) onlyV1 += 1;
+          if (s.metadata.weightVersions && matchV2 && !matchV1) onlyV2 += 1;
+        }
+      }
+      expect(onlyV1).toBeGreaterThan(0);
+      expect(onlyV2).toBeGreaterThan(0);
+      await Promise.all([v1.release(), v2.release()]);
     } finally {
       await ctx.stop();
     }

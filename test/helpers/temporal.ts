@@ -11,7 +11,7 @@ import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
@@ -102,14 +102,17 @@ export interface TestEnv {
   stop(): Promise<void>;
 }
 
-/** A namespace, a client, and in-process workers for `queues` (all four by default). */
-export async function testEnv(label: string, queues: readonly TaskQueueName[] = ALL_QUEUES): Promise<TestEnv> {
+/**
+ * A namespace, a client, and in-process workers for `queues` (all four by default); activity
+ * interceptors put a test's chosen delays or holds around the real activities.
+ */
+export async function testEnv(label: string, queues: readonly TaskQueueName[] = ALL_QUEUES, opts: { activityInterceptors?: ActivityInterceptorsFactory[] } = {}): Promise<TestEnv> {
   quietRuntime();
   const namespace = await createTestNamespace(label);
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress(), namespace });
   const store = tempStore(label);
   const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), `durable-rl-${label}-runs-`));
-  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace, runsDir });
+  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace, runsDir, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
   const running = workers.map((w) => w.run());
   return {
     env,
