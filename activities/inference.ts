@@ -55,6 +55,9 @@ export interface SyncRemoteWeightsResult {
   maxLogprobDiff: number;
 }
 
+/** Tries of a synced request inside one activity attempt when syncs keep landing mid-request. */
+const STRADDLE_RETRIES = 3;
+
 /** The check after a sync: the server's logprobs on these weights agree with the embedded engine's this closely. */
 export const SYNC_LOGPROB_TOLERANCE = 1e-3;
 const SYNC_CHECK_PROMPT = 'Evaluate: 12+34\n';
@@ -175,14 +178,19 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       // mean one version made every token. A newer version than the rollout started with is the
       // run's own later weights, synced while an asynchronous rollout was in flight (a partial
       // rollout: this call continues on them); an older one, or none, is a sync not finished yet.
-      const before = await servedWeightVersion(input.remote.baseUrl);
-      const completion = await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
-      const after = await servedWeightVersion(input.remote.baseUrl);
-      const served = acceptedServedVersion(before, after, input.weights.version);
-      if (served === undefined) {
-        throw new Error(`remote engine ${input.remote.baseUrl} served weight version ${before}→${after}, wanted ${input.weights.version} or newer from one version; retrying once the sync is done`);
+      // A request that straddled a sync (the reads differ) is sent again at once: the next is
+      // clean unless another sync lands meanwhile. Anything else waits for Temporal's retry.
+      for (let attempt = 1; ; attempt++) {
+        const before = await servedWeightVersion(input.remote.baseUrl);
+        const completion = await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
+        const after = await servedWeightVersion(input.remote.baseUrl);
+        const served = acceptedServedVersion(before, after, input.weights.version);
+        if (served !== undefined) return { completion, weightVersion: served };
+        const straddled = before !== after && acceptedServedVersion(after, after, input.weights.version) !== undefined;
+        if (!straddled || attempt >= STRADDLE_RETRIES) {
+          throw new Error(`remote engine ${input.remote.baseUrl} served weight version ${before}→${after}, wanted ${input.weights.version} or newer from one version; retrying once the sync is done`);
+        }
       }
-      return { completion, weightVersion: served };
     } catch (err) {
       throw asActivityFailure(err);
     }

@@ -69,7 +69,7 @@ function round(x: number): number {
 /**
  * The weight versions of a merged sample's calls: on a synced remote server an asynchronous
  * rollout's later calls may run on newer weights than its first. The sample then counts as the
- * oldest (staleness is bounded by its first call) and lists them all.
+ * oldest (its staleness is that of its oldest call) and lists them all.
  */
 function withVersions(metadata: SampleMetadata, calls: GenerationRef[]): SampleMetadata {
   const versions = [...new Set(calls.map((g) => g.weightVersion))].sort((a, b) => a - b);

@@ -85,7 +85,7 @@ async function writeRolloutRecord(store: BlobStore, input: TrainGrpoInput, all: 
     version: 1,
     runId: input.runId,
     step: input.step,
-    policyVersion: input.policyVersion ?? all.reduce((m, s) => Math.max(m, s.metadata.weightVersion), 0),
+    policyVersion: input.policyVersion ?? all.reduce((m, s) => Math.max(m, ...(s.metadata.weightVersions ?? [s.metadata.weightVersion])), 0),
     policyVersionKnown: input.policyVersion !== undefined,
     objective: input.objective ?? 'grpo',
     sets: input.samples,

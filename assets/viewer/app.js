@@ -292,7 +292,7 @@ function sampleBlock(s) {
     h('span', {}, h('b', {}, `sample ${s.index}`)), h('span', {}, `role ${s.role}`), h('span', {}, `turn ${s.turn}`),
     s.actId !== undefined ? h('span', {}, `act ${s.actId}`) : null,
     s.planHorizon !== undefined ? h('span', {}, `plan H=${s.planHorizon}, chunk from move ${s.chunkOffset ?? 0}`) : null,
-    h('span', {}, `weights v${s.weightVersion}${s.staleness === null ? '' : ` (staleness ${s.staleness})`}`), h('span', {}, `reward ${fmt(s.reward)}`),
+    h('span', {}, `weights ${(s.weightVersions ?? [s.weightVersion]).map((v) => `v${v}`).join('→')}${s.staleness === null ? '' : ` (staleness ${s.staleness})`}`), h('span', {}, `reward ${fmt(s.reward)}`),
     h('span', {}, s.tokenAdvantages ? 'advantage per token (tree credit)' : `advantage ${signed(s.advantage)}`), h('span', {}, s.status),
     s.partnerJob ? h('span', { class: 'partner' }, `trained by the ${s.role} job `, h('a', { href: runHref(s.partnerJob) }, s.partnerJob)) : null);
   const line = h('div', { class: 'timeline' });
@@ -329,7 +329,7 @@ function tokenInfo(s, i) {
     `logprob ${fmt(p.lp, 4)}  (p = ${fmt(Math.exp(p.lp), 3)})`,
     `mask ${p.m}  ${p.m > 0 ? '(trained: the model wrote it)' : '(environment text: not trained)'}`,
     adv === null ? 'advantage: in the partner job’s record' : `advantage ${signed(adv, 4)}${p.a !== undefined ? ' (this token’s tree credit)' : ''}`,
-    `weights v${s.weightVersion}${s.staleness === null ? ' (the partner job’s versions)' : `, staleness ${s.staleness}`}`,
+    `weights ${(s.weightVersions ?? [s.weightVersion]).map((v) => `v${v}`).join('→')}${s.staleness === null ? ' (the partner job’s versions)' : `, staleness ${s.staleness}`}`,
   ].join('\n');
 }
 

@@ -20,8 +20,8 @@ export interface RlStepSchedule {
   /** Samples not trained because they were more than maxStaleness versions old. */
   droppedStale: number;
   /**
-   * Trained samples whose calls ran on more than one weight version: a rollout in flight on a synced
-   * remote server went on with the newer weights synced meanwhile (metadata.weightVersions).
+   * Samples given to the update whose calls ran on more than one weight version: a rollout in flight
+   * on a synced remote server went on with the newer weights synced meanwhile (metadata.weightVersions).
    */
   partial?: number;
   /** Share of the step's wall time the trainer waited for the rollout. */

@@ -26,12 +26,18 @@ async function call(root: string, method: 'GET' | 'POST', route: string, body?: 
   return parsed;
 }
 
+/** The label a server carries while its weights are being replaced: no request served under it is accepted. */
+export const SYNCING_VERSION = 'syncing';
+
 /** Loads the weights in `dir` (a directory the server's machine can read) and labels them `version`. */
 export async function reloadVllmWeights(baseUrl: string, dir: string, version: number): Promise<void> {
   const root = serverRoot(baseUrl);
   // Requests in flight finish on the old weights; new ones wait until resume.
   await call(root, 'POST', '/pause?mode=wait');
   try {
+    // Unlabelled first: if the reload fails half-way the server resumes with weights that are
+    // neither version, and a label that is no number makes every request on them retry.
+    await call(root, 'POST', '/update_weight_version', { new_version: SYNCING_VERSION });
     await call(root, 'POST', '/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: dir } });
     await call(root, 'POST', '/reset_prefix_cache');
     await call(root, 'POST', '/update_weight_version', { new_version: String(version) });

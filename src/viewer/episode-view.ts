@@ -24,6 +24,7 @@ export function sampleView(record: RolloutRecord, n: NumberedSample, tok: TextTo
     ...(s.metadata.planHorizon !== undefined ? { planHorizon: s.metadata.planHorizon } : {}),
     ...(s.metadata.chunkOffset !== undefined ? { chunkOffset: s.metadata.chunkOffset } : {}),
     weightVersion: s.metadata.weightVersion,
+    ...(s.metadata.weightVersions ? { weightVersions: s.metadata.weightVersions } : {}),
     staleness: record.policyVersion - s.metadata.weightVersion,
     reward: s.reward,
     advantage: credit.advantage,

@@ -69,7 +69,8 @@ export function episodeSummary(
   const plain = samples.map((s) => s.sample);
   const shape = shapeOf(record.runId, episodeId, plain, links.planActJob ?? false);
   const workflowId = episodeWorkflowId(record.runId, episodeId, shape);
-  const versions = [...new Set(plain.map((s) => s.metadata.weightVersion))].sort((a, b) => a - b);
+  // A partial rollout's sample spans several versions (metadata.weightVersions).
+  const versions = [...new Set(plain.flatMap((s) => s.metadata.weightVersions ?? [s.metadata.weightVersion]))].sort((a, b) => a - b);
   // The advantage its trained samples got: one per episode, or one per role with rl.advantageNorm
   // role (tree credit is per token, on the samples).
   const credited = samples.find((s) => s.credit.status === 'trained') ?? samples[0]!;

@@ -119,7 +119,9 @@ export interface SampleView {
   actId?: string;
   planHorizon?: number;
   chunkOffset?: number;
+  /** The oldest weights that generated the sample; weightVersions lists them all when more than one (a partial rollout). */
   weightVersion: number;
+  weightVersions?: number[];
   /** null: a partner job's sample (it counts its own weight versions). */
   staleness: number | null;
   reward: number;

@@ -15,7 +15,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createInferenceActivities, type GenerateInput } from '../../activities/inference';
+import { createInferenceActivities, type GenerateInput, type GenerateResult, type SyncRemoteWeightsInput } from '../../activities/inference';
 import { names } from '../../activities/names';
 import { readSamples } from '../../activities/samples';
 import type { SamplingParams } from '../../src/domain/types';
@@ -26,7 +26,8 @@ import type { GptConfig } from '../../src/model/arch';
 import { writeHfDir } from '../../src/model/hf-dir';
 import { exportOnnx } from '../../src/model/onnx-export';
 import { loadTokenizer } from '../../src/model/tokenizer';
-import type { BlobStore } from '../../src/store/blob-store';
+import { getJson, type BlobStore } from '../../src/store/blob-store';
+import type { CompletionTokens } from '../../src/contracts/samples';
 import type { PlanActJobResult, RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES } from '../../workflows/shared';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
@@ -146,6 +147,58 @@ describe('the remote engine on a real vLLM server', () => {
     // The same errors from the engine itself, typed.
     await expect(new RemoteOpenAIEngine({ baseUrl, model: 'nope', tokenizer: tok }).complete('x', { maxNewTokens: 1, temperature: 1, topP: 1, stop: [] })).rejects.toBeInstanceOf(RemoteEngineRequestError);
   });
+
+  it('labels a synced call with the weights that made it when a sync lands mid-request, and waits for a server behind the wanted version', async () => {
+    const store = tempStore('vllm-straddle');
+    const activities = createInferenceActivities({ store });
+    const env = new MockActivityEnvironment();
+    const other = sharpWeights(cfg, 12, 6);
+    const otherDir = writeHfDir(path.join(work, 'sharp-other'), { config: cfg, weights: other, tokenizer: tok });
+    const sharpDir = path.join(work, 'sharp');
+    const otherLocal = await embedded(other, 0);
+    try {
+      const input = (version: number, seed: number): GenerateInput => ({
+        weights: { version, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'remote' } },
+        role: 'actor',
+        prompt: prompts[1]!,
+        params: { maxNewTokens: 64, temperature: 1, topP: 1, stop: [], seed },
+        remote: { baseUrl, model: 'policy', synced: true },
+      });
+      // Versions 100 (weights), 101 (other), 102 (weights), …: each call wants the version served
+      // when it starts, and the next sync is sent while it runs (its request finishes on the old
+      // weights) or just before it (the request waits out the reload, then runs on the new ones).
+      for (let v = 100; v < 108; v++) {
+        const next = v + 1;
+        const sync = () => reloadVllmWeights(baseUrl, next % 2 === 0 ? sharpDir : otherDir, next);
+        let out: GenerateResult;
+        if (v % 2 === 0) {
+          const call = env.run(activities.generate, input(v, v)) as Promise<GenerateResult>;
+          await new Promise((r) => setTimeout(r, 5 * (v - 99)));
+          await sync();
+          out = await call;
+        } else {
+          // Sent once the server has left v (paused, labelled "syncing", or already on next): the
+          // request can only run on next's weights, and is labelled so.
+          const synced = sync();
+          while ((await servedWeightVersion(baseUrl)) === String(v)) await new Promise((r) => setTimeout(r, 1));
+          out = (await env.run(activities.generate, input(v, v))) as GenerateResult;
+          await synced;
+          expect(out.weightVersion).toBe(next);
+        }
+        expect([v, next]).toContain(out.weightVersion);
+        const c = await getJson<CompletionTokens>(store, out.tokens);
+        const scorer = out.weightVersion % 2 === 0 ? local : otherLocal;
+        const mine = await scorer.scoreTokens(c.promptTokenIds, c.tokenIds);
+        expect(Math.max(...c.logprobs.map((lp, k) => Math.abs(lp - mine[k]!)))).toBeLessThan(1e-3);
+      }
+      // A server still on an older version than the call wants: a retryable failure (Temporal retries
+      // it once the sync is done), never a completion labelled with weights it did not run.
+      await expect(env.run(activities.generate, input(200, 1))).rejects.toThrow(/served weight version 108→108, wanted 200 or newer/);
+    } finally {
+      await reloadVllmWeights(baseUrl, sharpDir, 100);
+      await otherLocal.release();
+    }
+  });
 });
 
 describe('planActJob on the vLLM server', () => {
@@ -234,21 +287,37 @@ describe('trainingRun on the vLLM server', () => {
 
 describe('asynchronous trainingRun on the vLLM server (partial rollouts)', () => {
   it('a rollout in flight when newer weights are synced goes on with them: each call labelled with the version the server served, samples counted from their oldest, never more than maxStaleness behind', async () => {
-    // The chosen point: step 3's rollout starts on v1 while step 2 trains; its calls after a
-    // calculator result (prompts of several messages) are held until the server serves v2, as a
-    // slow rollout's would be. The hold only waits; the real generate activity runs after it.
-    const holdWanted = 1;
+    // The chosen points: step 3's rollout starts on v1 while step 2 trains. Its calls after a
+    // calculator result or a planner turn (prompts of several messages) are held until the server
+    // serves v2, as a slow rollout's would be; the sync of v2 is held until the episodes' first
+    // calls (one message) have come back on v1. The holds only wait; the real activities run after.
+    const onV1 = 1;
+    const firstCallsWanted = 8; // rl.promptsPerStep × rl.groupSize episodes, each opening with a planner call
+    let firstCallsDone = 0;
+    const waitFor = async (ctx: Context, until: () => Promise<boolean>) => {
+      while (!(await until())) {
+        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+        ctx.heartbeat();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
     const hold: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
         const ctx = Context.current();
-        const call = input.args[0] as GenerateInput;
-        if (ctx.info.activityType === 'generate' && call.weights.version === holdWanted && (call.messageStarts?.length ?? 1) > 1) {
-          while (Number((await servedWeightVersion(baseUrl)) ?? -1) <= holdWanted) {
-            ctx.heartbeat();
-            await new Promise((r) => setTimeout(r, 100));
-          }
+        const type = ctx.info.activityType;
+        if (type === 'syncRemoteWeights' && (input.args[0] as SyncRemoteWeightsInput).weights.version === onV1 + 1) {
+          await waitFor(ctx, async () => firstCallsDone >= firstCallsWanted);
         }
-        return next(input);
+        if (type !== 'generate') return next(input);
+        const call = input.args[0] as GenerateInput;
+        if (call.weights.version !== onV1) return next(input);
+        if ((call.messageStarts?.length ?? 1) > 1) {
+          await waitFor(ctx, async () => Number((await servedWeightVersion(baseUrl)) ?? -1) > onV1);
+          return next(input);
+        }
+        const out = (await next(input)) as GenerateResult;
+        if (out.weightVersion === onV1) firstCallsDone += 1;
+        return out;
       },
     };
     const ctx = await testEnv('vllm-async-run', undefined, { activityInterceptors: [() => ({ inbound: hold })] });
@@ -282,31 +351,43 @@ describe('asynchronous trainingRun on the vLLM server (partial rollouts)', () =>
       expect(samples.every((s) => s.metadata.weightVersion === 1 || s.metadata.weightVersion === 2)).toBe(true);
 
       // Every trained token's logprob is that of the weights its label names: a one-version sample
-      // its version's throughout; a partial sample v1's on its first call and v2's after, some of each.
+      // its version's throughout; a partial sample v1's on its first call and v2's on its last
+      // (segments of trained tokens, split by the tool and context text between them).
       const v1 = await engineOf(ctx.store, workflowId, 1);
       const v2 = await engineOf(ctx.store, workflowId, 2);
-      let onlyV2 = 0;
-      let onlyV1 = 0;
+      const matches = (recorded: number[], scored: number[], at: number[]) => at.every((i) => Math.abs(recorded[i]! - scored[i]!) < 1e-3);
+      let lastNotV1 = 0;
       for (const s of samples) {
         const [a, b] = await Promise.all([v1.scoreTokens(s.promptTokens, s.responseTokens), v2.scoreTokens(s.promptTokens, s.responseTokens)]);
-        for (const [i, m] of s.lossMask.entries()) {
-          if (m !== 1) continue;
-          const matchV1 = Math.abs(s.logprobs[i]! - a[i]!) < 1e-3;
-          const matchV2 = Math.abs(s.logprobs[i]! - b[i]!) < 1e-3;
-          const allowed = s.metadata.weightVersions ?? [s.metadata.weightVersion];
-          expect((matchV1 && allowed.includes(1)) || (matchV2 && allowed.includes(2))).toBe(true);
-          if (s.metadata.weightVersions && matchV1 && !matchV2) onlyV1 += 1;
-          if (s.metadata.weightVersions && matchV2 && !matchV1) onlyV2 += 1;
+        const segments = trainedSegments(s.lossMask);
+        if (!s.metadata.weightVersions) {
+          expect(matches(s.logprobs, s.metadata.weightVersion === 1 ? a : b, segments.flat())).toBe(true);
+          continue;
         }
+        expect(segments.length).toBeGreaterThan(1);
+        expect(matches(s.logprobs, a, segments[0]!)).toBe(true);
+        expect(matches(s.logprobs, b, segments.at(-1)!)).toBe(true);
+        if (!matches(s.logprobs, a, segments.at(-1)!)) lastNotV1 += 1;
       }
-      expect(onlyV1).toBeGreaterThan(0);
-      expect(onlyV2).toBeGreaterThan(0);
+      // The weights moved between v1 and v2 enough to tell them apart.
+      expect(lastNotV1).toBeGreaterThan(0);
       await Promise.all([v1.release(), v2.release()]);
     } finally {
       await ctx.stop();
     }
   }, 600_000);
 });
+
+/** Runs of consecutive trained positions of a loss mask: one per model call merged into a sample. */
+function trainedSegments(mask: number[]): number[][] {
+  const out: number[][] = [];
+  mask.forEach((m, i) => {
+    if (m !== 1) return;
+    if (i > 0 && mask[i - 1] === 1) out.at(-1)!.push(i);
+    else out.push([i]);
+  });
+  return out;
+}
 
 async function engineOf(store: BlobStore, runId: string, version: number): Promise<OrtEngine> {
   const ref = await store.getName(names.weights(runId, version));

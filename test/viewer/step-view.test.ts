@@ -63,3 +63,12 @@ test('a character split across byte-level tokens shows on the token that complet
   expect(texts.join('')).toBe('é+ü');
   expect(texts).toHaveLength(ids.length);
 });
+
+test('a partial rollout\'s sample shows every version it ran on, and its staleness counts from the oldest', () => {
+  const partial = { ...sample('run/r1/e0', 'actor', 1), metadata: { ...sample('run/r1/e0', 'actor', 1).metadata, weightVersion: 1, weightVersions: [1, 2] } };
+  const rec = { ...record('grpo', [{ advantage: 0.5, status: 'trained' }]), policyVersion: 2 };
+  const view = stepView(rec, numberSamples(rec, [partial]), tok, { rlStep: 1, groupOffset: 0, groupLimit: 8, links });
+  expect(view.groups[0]!.episodes[0]).toMatchObject({ weightVersions: [1, 2], staleness: 1 });
+  const episode = episodeView(rec, 'run/r1/e0', numberSamples(rec, [partial]), tok, links);
+  expect(episode.samples[0]).toMatchObject({ weightVersion: 1, weightVersions: [1, 2], staleness: 1 });
+});
