@@ -10,9 +10,16 @@
  * would take: the rollout then waits instead of computing, as in a deployment where inference and
  * training do not share a CPU (bench:planact's stand-in for an LLM engine, the same idea).
  *
- *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0]
+ * --engine vllm plays the RL rollouts on a real vLLM server (the CPU build setup installs, started
+ * here on a free port), the weights synced into it every step (configs/vllm.yaml's setting): an
+ * asynchronous schedule then runs partial rollouts, and the table counts the samples that span
+ * two weight versions. SFT and the evaluations stay on the embedded engine.
+ *
+ *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded]
  *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
@@ -22,6 +29,11 @@ import type { RunConfigInput } from '../src/config/schema';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
+import { freePort } from '../scripts/lib/dev-server';
+import { startVllm, type RunningVllm } from '../scripts/lib/vllm-server';
+import { writeHfDir } from '../src/model/hf-dir';
+import { initWeights } from '../src/model/init';
+import { loadTokenizer } from '../src/model/tokenizer';
 import { TASK_QUEUES } from '../workflows/shared';
 import { arg } from './lib/args';
 
@@ -34,6 +46,8 @@ interface Outcome {
   stderr: number;
   trainerIdle: number;
   inferenceIdle: number;
+  /** Trained samples whose calls ran on two or more weight versions (partial rollouts on vLLM). */
+  partial: number;
 }
 
 const list = (v: string): number[] => v.split(',').map((x) => Number(x.trim()));
@@ -46,6 +60,8 @@ async function main(): Promise<void> {
   const seeds = list(arg('seeds', tiny ? '1' : '1,2,3'));
   const modes = list(arg('modes', '0,1,2'));
   const gpuMs = Number(arg('simulate-gpu-ms', '0'));
+  const engine = arg('engine', 'embedded');
+  if (engine !== 'embedded' && engine !== 'vllm') throw new Error(`--engine ${engine}: embedded or vllm`);
   // The RL phase and its validation evaluations are measured; no test evaluation of the result.
   const main = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
   const base = { ...main, task: { ...main.task, rl: { ...main.task.rl, testProblems: 0 } } };
@@ -64,6 +80,20 @@ async function main(): Promise<void> {
       return next(input);
     },
   };
+  // vLLM's CPU attention needs heads of 32 or more: the tiny model (heads of 16) cannot be served.
+  if (engine === 'vllm' && tiny) throw new Error('--engine vllm serves the default model; leave out --tiny');
+  let vllm: RunningVllm | undefined;
+  let inference: RunConfigInput['inference'] | undefined;
+  if (engine === 'vllm') {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-vllm-'));
+    const tok = loadTokenizer();
+    const shape = { ...base.model, vocabSize: tok.vocabSize };
+    // A placeholder of the run's shape: every RL step loads its own weights first.
+    const model = writeHfDir(path.join(work, 'initial'), { config: shape, weights: initWeights(shape, 1), tokenizer: tok });
+    vllm = await startVllm({ model, port: await freePort(), servedModelName: 'policy', logFile: path.join(work, 'vllm.log') });
+    console.error(`vLLM on ${vllm.baseUrl} (log ${path.join(work, 'vllm.log')})`);
+    inference = { engine: 'openai', openai: { baseUrl: `${vllm.baseUrl}/v1`, model: 'policy', weightSync: { dir: path.join(work, 'sync') } } };
+  }
   const stack = await startLocalStack({
     label: 'bench-async',
     queues: ['orchestration', 'inference', 'training', 'tools'],
@@ -89,6 +119,7 @@ async function main(): Promise<void> {
           init: { fromRun: sftId },
           sft: { ...base.sft, steps: 0 },
           rl: { ...base.rl, steps: rlSteps, ...(k > 0 ? { async: { maxStaleness: k } } : {}) },
+          ...(inference ? { inference } : {}),
         });
         const rlSeconds = r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
         const last = r.rlEvals.at(-1)!.greedy;
@@ -103,6 +134,7 @@ async function main(): Promise<void> {
           // The synchronous schedule's idle shares follow from its phases.
           trainerIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.trainerIdle)) : meanOf(r.rl.map((p) => p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
           inferenceIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.inferenceIdle)) : meanOf(r.rl.map((p) => 1 - p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
+          partial: sched.reduce((n, p) => n + (p.schedule!.partial ?? 0), 0),
         });
         const o = outcomes.at(-1)!;
         console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${r.rl.length} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
@@ -110,16 +142,17 @@ async function main(): Promise<void> {
     }
   } finally {
     await stack.stop();
+    await vllm?.stop();
   }
-  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; simulated GPU latency per generate: ${gpuMs} ms`;
+  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; simulated GPU latency per generate: ${gpuMs} ms`;
   console.log(cfgLine);
   console.log('');
-  console.log('| seed | maxStaleness | RL wall (s) | RL steps/hour | speed vs sync | held-out greedy | trainer idle | inference idle |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| seed | maxStaleness | RL wall (s) | RL steps/hour | speed vs sync | held-out greedy | trainer idle | inference idle | partial samples |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const o of outcomes) {
     const sync = outcomes.find((x) => x.seed === o.seed && x.k === 0);
     const ratio = sync ? (o.stepsPerHour / sync.stepsPerHour).toFixed(2) : '-';
-    console.log(`| ${o.seed} | ${o.k} | ${o.rlSeconds.toFixed(1)} | ${o.stepsPerHour.toFixed(0)} | ${ratio}× | ${(100 * o.accuracy).toFixed(1)}% ± ${(100 * o.stderr).toFixed(1)} | ${(100 * o.trainerIdle).toFixed(0)}% | ${(100 * o.inferenceIdle).toFixed(0)}% |`);
+    console.log(`| ${o.seed} | ${o.k} | ${o.rlSeconds.toFixed(1)} | ${o.stepsPerHour.toFixed(0)} | ${ratio}× | ${(100 * o.accuracy).toFixed(1)}% ± ${(100 * o.stderr).toFixed(1)} | ${(100 * o.trainerIdle).toFixed(0)}% | ${(100 * o.inferenceIdle).toFixed(0)}% | ${o.partial} |`);
   }
   console.log('');
   console.log('| maxStaleness | speed vs sync, mean ± sd over seeds | held-out greedy, mean ± sd over seeds | paired difference to sync (points), mean ± se |');
