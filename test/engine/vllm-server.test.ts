@@ -31,6 +31,7 @@ import type { CompletionTokens } from '../../src/contracts/samples';
 import type { PlanActJobResult, RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES } from '../../workflows/shared';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
+import type { RunConfigInput } from '../../src/config/schema';
 import { freePort } from '../../scripts/lib/dev-server';
 import { startVllm, type RunningVllm } from '../../scripts/lib/vllm-server';
 import { sharpWeights } from '../model/helpers';
@@ -236,19 +237,9 @@ describe('trainingRun on the vLLM server', () => {
   it('trains the served policy: each step syncs the new weights into the server, and the second rollout provably used them', async () => {
     const ctx = await testEnv('vllm-training-run');
     try {
-      const config = tinyRunConfig({
-        model: MODEL,
-        // Enough SFT on one-digit sums, every act through the calculator, that the policy's Plan/Act
-        // episodes on the server call it.
-        task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4, testProblems: 0 } },
-        sft: { steps: SFT_STEPS, batchSize: 16, stepsPerActivity: SFT_STEPS, warmupSteps: 5 },
-        eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
-        rollout: { maxTurns: 2 },
-        // The untrained policy earns no reward, so every advantage is 0: the entropy bonus and a large
-        // learning rate make step 1 change the weights anyway, enough to tell v0 and v1 apart on every sample.
-        rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, learningRate: 0.02, entropyCoeff: 0.5 },
-        inference: { engine: 'openai', openai: { baseUrl, model: 'policy', weightSync: { dir: path.join(work, 'sync') } } },
-      });
+      // The untrained policy earns no reward, so every advantage is 0: the entropy bonus and a large
+      // learning rate make step 1 change the weights anyway, enough to tell v0 and v1 apart on every sample.
+      const config = syncedRunConfig({ steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 16, learningRate: 0.02, entropyCoeff: 0.5 }, 'sync');
       const { workflowId, handle } = await ctx.startTrainingRun('vllm-run', config);
       const result = (await handle.result()) as TrainingRunResult;
       expect(result.rl.map((p) => p.weightVersion)).toEqual([0, 1]);
@@ -322,15 +313,8 @@ describe('asynchronous trainingRun on the vLLM server (partial rollouts)', () =>
     };
     const ctx = await testEnv('vllm-async-run', undefined, { activityInterceptors: [() => ({ inbound: hold })] });
     try {
-      const config = tinyRunConfig({
-        model: MODEL,
-        task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4, testProblems: 0 } },
-        sft: { steps: SFT_STEPS, batchSize: 16, stepsPerActivity: SFT_STEPS, warmupSteps: 5 },
-        eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
-        rollout: { maxTurns: 2 },
-        rl: { steps: 3, promptsPerStep: 4, groupSize: 2, maxNewTokens: 16, learningRate: 0.002, entropyCoeff: 0.05, async: { maxStaleness: 1 } },
-        inference: { engine: 'openai', openai: { baseUrl, model: 'policy', weightSync: { dir: path.join(work, 'async-sync') } } },
-      });
+      // Gentler steps than the synchronous test's: v1 must still plan and call the calculator.
+      const config = syncedRunConfig({ steps: 3, promptsPerStep: 4, groupSize: 2, maxNewTokens: 16, learningRate: 0.002, entropyCoeff: 0.05, async: { maxStaleness: 1 } }, 'async-sync');
       const { workflowId, handle } = await ctx.startTrainingRun('vllm-async', config);
       const result = (await handle.result()) as TrainingRunResult;
       // Rollouts 1 and 2 started on v0 at step 1, rollout 3 on v1 at step 2.
@@ -377,6 +361,22 @@ describe('asynchronous trainingRun on the vLLM server (partial rollouts)', () =>
     }
   }, 600_000);
 });
+
+/**
+ * A trainingRun on the server with its weights synced into `work/<syncDir>`: enough SFT on one-digit
+ * sums, every act through the calculator, that the policy's Plan/Act episodes on the server call it.
+ */
+function syncedRunConfig(rl: RunConfigInput['rl'], syncDir: string) {
+  return tinyRunConfig({
+    model: MODEL,
+    task: { trainProblems: 200, evalProblems: 4, difficulty: { minTerms: 2, maxTerms: 2, minDigits: 1, maxDigits: 1 }, rl: { evalProblems: 4, testProblems: 0 } },
+    sft: { steps: SFT_STEPS, batchSize: 16, stepsPerActivity: SFT_STEPS, warmupSteps: 5 },
+    eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8, sampled: false },
+    rollout: { maxTurns: 2 },
+    rl,
+    inference: { engine: 'openai', openai: { baseUrl, model: 'policy', weightSync: { dir: path.join(work, syncDir) } } },
+  });
+}
 
 /** Runs of consecutive trained positions of a loss mask: one per model call merged into a sample. */
 function trainedSegments(mask: number[]): number[][] {
