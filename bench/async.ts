@@ -13,7 +13,8 @@
  * --engine vllm plays the RL rollouts on a real vLLM server (the CPU build setup installs, started
  * here on a free port), the weights synced into it every step (configs/vllm.yaml's setting): an
  * asynchronous schedule then runs partial rollouts, and the table counts the samples that span
- * two weight versions. SFT and the evaluations stay on the embedded engine.
+ * more than one weight version. SFT and the evaluations stay on the embedded engine. Its latency
+ * is real, so --simulate-gpu-ms is refused with it.
  *
  *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded]
  *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
@@ -25,7 +26,7 @@ import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
-import type { RunConfigInput } from '../src/config/schema';
+import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
@@ -46,8 +47,8 @@ interface Outcome {
   stderr: number;
   trainerIdle: number;
   inferenceIdle: number;
-  /** Trained samples whose calls ran on two or more weight versions (partial rollouts on vLLM). */
-  partial: number;
+  /** Asynchronous runs: trained samples whose calls ran on more than one weight version (partial rollouts on vLLM). */
+  partial?: number;
 }
 
 const list = (v: string): number[] => v.split(',').map((x) => Number(x.trim()));
@@ -80,12 +81,14 @@ async function main(): Promise<void> {
       return next(input);
     },
   };
-  // vLLM's CPU attention needs heads of 32 or more: the tiny model (heads of 16) cannot be served.
+  // vLLM's CPU attention needs a head size of 32 or more: the tiny model's (16) cannot be served.
   if (engine === 'vllm' && tiny) throw new Error('--engine vllm serves the default model; leave out --tiny');
+  if (engine === 'vllm' && gpuMs > 0) throw new Error("--simulate-gpu-ms stands in for a GPU engine's latency; with --engine vllm the latency is vLLM's own");
   let vllm: RunningVllm | undefined;
   let inference: RunConfigInput['inference'] | undefined;
+  let work: string | undefined;
   if (engine === 'vllm') {
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-vllm-'));
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-vllm-'));
     const tok = loadTokenizer();
     const shape = { ...base.model, vocabSize: tok.vocabSize };
     // A placeholder of the run's shape: every RL step loads its own weights first.
@@ -94,6 +97,31 @@ async function main(): Promise<void> {
     console.error(`vLLM on ${vllm.baseUrl} (log ${path.join(work, 'vllm.log')})`);
     inference = { engine: 'openai', openai: { baseUrl: `${vllm.baseUrl}/v1`, model: 'policy', weightSync: { dir: path.join(work, 'sync') } } };
   }
+  try {
+    await benchSchedules({ seeds, modes, tiny, gpuMs, engine, base, common, sftSteps, rlSteps, delay, ...(inference ? { inference } : {}) });
+  } finally {
+    await vllm?.stop();
+    // Every step's exported weights; the server's log stays for a look after a failure.
+    if (work) fs.rmSync(path.join(work, 'sync'), { recursive: true, force: true });
+  }
+}
+
+interface BenchPlan {
+  seeds: number[];
+  modes: number[];
+  tiny: boolean;
+  gpuMs: number;
+  engine: string;
+  base: RunConfig;
+  common: RunConfigInput;
+  sftSteps: number;
+  rlSteps: number;
+  delay: ActivityInboundCallsInterceptor;
+  inference?: RunConfigInput['inference'];
+}
+
+/** Per seed one SFT run, then RL once per schedule; prints the tables. */
+async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, base, common, sftSteps, rlSteps, delay, inference }: BenchPlan): Promise<void> {
   const stack = await startLocalStack({
     label: 'bench-async',
     queues: ['orchestration', 'inference', 'training', 'tools'],
@@ -134,7 +162,7 @@ async function main(): Promise<void> {
           // The synchronous schedule's idle shares follow from its phases.
           trainerIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.trainerIdle)) : meanOf(r.rl.map((p) => p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
           inferenceIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.inferenceIdle)) : meanOf(r.rl.map((p) => 1 - p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
-          partial: sched.reduce((n, p) => n + (p.schedule!.partial ?? 0), 0),
+          ...(sched.length > 0 ? { partial: sched.reduce((n, p) => n + (p.schedule!.partial ?? 0), 0) } : {}),
         });
         const o = outcomes.at(-1)!;
         console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${r.rl.length} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
@@ -142,7 +170,6 @@ async function main(): Promise<void> {
     }
   } finally {
     await stack.stop();
-    await vllm?.stop();
   }
   const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; simulated GPU latency per generate: ${gpuMs} ms`;
   console.log(cfgLine);
@@ -152,7 +179,7 @@ async function main(): Promise<void> {
   for (const o of outcomes) {
     const sync = outcomes.find((x) => x.seed === o.seed && x.k === 0);
     const ratio = sync ? (o.stepsPerHour / sync.stepsPerHour).toFixed(2) : '-';
-    console.log(`| ${o.seed} | ${o.k} | ${o.rlSeconds.toFixed(1)} | ${o.stepsPerHour.toFixed(0)} | ${ratio}× | ${(100 * o.accuracy).toFixed(1)}% ± ${(100 * o.stderr).toFixed(1)} | ${(100 * o.trainerIdle).toFixed(0)}% | ${(100 * o.inferenceIdle).toFixed(0)}% | ${o.partial} |`);
+    console.log(`| ${o.seed} | ${o.k} | ${o.rlSeconds.toFixed(1)} | ${o.stepsPerHour.toFixed(0)} | ${ratio}× | ${(100 * o.accuracy).toFixed(1)}% ± ${(100 * o.stderr).toFixed(1)} | ${(100 * o.trainerIdle).toFixed(0)}% | ${(100 * o.inferenceIdle).toFixed(0)}% | ${o.partial ?? '–'} |`);
   }
   console.log('');
   console.log('| maxStaleness | speed vs sync, mean ± sd over seeds | held-out greedy, mean ± sd over seeds | paired difference to sync (points), mean ± se |');
