@@ -31,10 +31,8 @@ import type { TrainingRunResult } from '../src/contracts/training-run';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
 import { freePort } from '../scripts/lib/dev-server';
-import { startVllm, type RunningVllm } from '../scripts/lib/vllm-server';
-import { writeHfDir } from '../src/model/hf-dir';
-import { initWeights } from '../src/model/init';
-import { loadTokenizer } from '../src/model/tokenizer';
+import { startVllmForModel } from '../scripts/lib/remote-engine-for-run';
+import type { RunningVllm } from '../scripts/lib/vllm-server';
 import { TASK_QUEUES } from '../workflows/shared';
 import { arg } from './lib/args';
 
@@ -89,11 +87,7 @@ async function main(): Promise<void> {
   let work: string | undefined;
   if (engine === 'vllm') {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-vllm-'));
-    const tok = loadTokenizer();
-    const shape = { ...base.model, vocabSize: tok.vocabSize };
-    // A placeholder of the run's shape: every RL step loads its own weights first.
-    const model = writeHfDir(path.join(work, 'initial'), { config: shape, weights: initWeights(shape, 1), tokenizer: tok });
-    vllm = await startVllm({ model, port: await freePort(), servedModelName: 'policy', logFile: path.join(work, 'vllm.log') });
+    vllm = await startVllmForModel(base.model, 1, { dir: path.join(work, 'initial'), port: await freePort(), servedModelName: 'policy', logFile: path.join(work, 'vllm.log') });
     console.error(`vLLM on ${vllm.baseUrl} (log ${path.join(work, 'vllm.log')})`);
     inference = { engine: 'openai', openai: { baseUrl: `${vllm.baseUrl}/v1`, model: 'policy', weightSync: { dir: path.join(work, 'sync') } } };
   }

@@ -18,14 +18,24 @@ export async function ensureRemoteEngine(config: RunConfig): Promise<RunningVllm
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return undefined;
   const up = await fetch(`${url.origin}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
   if (up) return undefined;
-  const tok = loadTokenizer();
-  const shape = { ...config.model, vocabSize: tok.vocabSize };
-  const model = writeHfDir(path.join(DATA_DIR, 'vllm-initial', `${shape.dModel}x${shape.nLayers}x${shape.nHeads}x${shape.dFf}x${shape.maxSeq}`), {
-    config: shape,
-    weights: initWeights(shape, config.seed),
-    tokenizer: tok,
-  });
+  const m = config.model;
   const logFile = path.join(DATA_DIR, 'logs', 'vllm.log');
   console.log(`starting vLLM on ${url.origin} for the RL rollouts (about a minute; log ${path.relative(process.cwd(), logFile)})`);
-  return startVllm({ model, port: Number(url.port || 80), servedModelName: o.model, logFile });
+  return startVllmForModel(config.model, config.seed, {
+    dir: path.join(DATA_DIR, 'vllm-initial', `${m.dModel}x${m.nLayers}x${m.nHeads}x${m.dFf}x${m.maxSeq}`),
+    port: Number(url.port || 80),
+    servedModelName: o.model,
+    logFile,
+  });
+}
+
+/**
+ * vLLM serving a placeholder of a run's model shape (initial weights of `seed`, written to `dir`):
+ * a run whose weights are synced loads its own before every rollout.
+ */
+export function startVllmForModel(model: RunConfig['model'], seed: number, o: { dir: string; port: number; servedModelName: string; logFile: string }): Promise<RunningVllm> {
+  const tok = loadTokenizer();
+  const shape = { ...model, vocabSize: tok.vocabSize };
+  const dir = writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok });
+  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile });
 }
