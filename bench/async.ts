@@ -16,7 +16,13 @@
  * more than one weight version. SFT and the evaluations stay on the embedded engine. Its latency
  * is real, so --simulate-gpu-ms is refused with it.
  *
- *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded]
+ * --layout processes (the default) runs each task queue's workers in a process of its own, as a
+ * deployment does, with every worker process but the trainer's, the dev server and vLLM at nice --nice (10;
+ * 0: not niced): the update, which every later step waits for, keeps a core. --layout one-process
+ * hosts them all in the bench's process, where tfjs's synchronous training holds the event loop
+ * the rollouts need (docs/async-rl.md, "Where the time goes").
+ *
+ *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout processes --nice 10]
  *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
  */
 import fs from 'node:fs';
@@ -61,6 +67,11 @@ async function main(): Promise<void> {
   const gpuMs = Number(arg('simulate-gpu-ms', '0'));
   const engine = arg('engine', 'embedded');
   if (engine !== 'embedded' && engine !== 'vllm') throw new Error(`--engine ${engine}: embedded or vllm`);
+  const layout = arg('layout', 'processes');
+  if (layout !== 'processes' && layout !== 'one-process') throw new Error(`--layout ${layout}: processes or one-process`);
+  const nice = Number(arg('nice', layout === 'processes' ? '10' : '0'));
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`--nice ${arg('nice', '')}: a whole number from 0 to 19`);
+  if (nice > 0 && layout !== 'processes') throw new Error('--nice needs --layout processes: in one process the trainer cannot be favoured');
   // The RL phase and its validation evaluations are measured; no test evaluation of the result.
   const main = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
   const base = { ...main, task: { ...main.task, rl: { ...main.task.rl, testProblems: 0 } } };
@@ -87,12 +98,12 @@ async function main(): Promise<void> {
   let work: string | undefined;
   if (engine === 'vllm') {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-vllm-'));
-    vllm = await startVllmForModel(base.model, 1, { dir: path.join(work, 'initial'), port: await freePort(), servedModelName: 'policy', logFile: path.join(work, 'vllm.log') });
+    vllm = await startVllmForModel(base.model, 1, { dir: path.join(work, 'initial'), port: await freePort(), servedModelName: 'policy', logFile: path.join(work, 'vllm.log'), ...(nice > 0 ? { nice } : {}) });
     console.error(`vLLM on ${vllm.baseUrl} (log ${path.join(work, 'vllm.log')})`);
     inference = { engine: 'openai', openai: { baseUrl: `${vllm.baseUrl}/v1`, model: 'policy', weightSync: { dir: path.join(work, 'sync') } } };
   }
   try {
-    await benchSchedules({ seeds, modes, tiny, gpuMs, engine, base, common, sftSteps, rlSteps, delay, ...(inference ? { inference } : {}) });
+    await benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice, base, common, sftSteps, rlSteps, delay, ...(inference ? { inference } : {}) });
   } finally {
     await vllm?.stop();
     // Every step's exported weights; the server's log stays for a look after a failure.
@@ -106,6 +117,9 @@ interface BenchPlan {
   tiny: boolean;
   gpuMs: number;
   engine: string;
+  layout: 'processes' | 'one-process';
+  /** Niceness of every process but the trainer's (processes layout). */
+  nice: number;
   base: RunConfig;
   common: RunConfigInput;
   sftSteps: number;
@@ -115,15 +129,28 @@ interface BenchPlan {
 }
 
 /** Per seed one SFT run, then RL once per schedule; prints the tables. */
-async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, base, common, sftSteps, rlSteps, delay, inference }: BenchPlan): Promise<void> {
+async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice, base, common, sftSteps, rlSteps, delay, inference }: BenchPlan): Promise<void> {
   const stack = await startLocalStack({
     label: 'bench-async',
     queues: ['orchestration', 'inference', 'training', 'tools'],
-    ...(gpuMs > 0 ? { activityInterceptors: [() => ({ inbound: delay })] } : {}),
+    ...(layout === 'processes'
+      ? {
+          workerProcesses: {
+            entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js'),
+            env: { DURABLE_RL_GENERATE_DELAY_MS: String(gpuMs) },
+            nice: { orchestration: nice, inference: nice, tools: nice },
+          },
+          serverNice: nice,
+        }
+      : gpuMs > 0
+        ? { activityInterceptors: [() => ({ inbound: delay })] }
+        : {}),
   });
   const run = async (id: string, config: RunConfigInput): Promise<TrainingRunResult> => {
     const handle = await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [config] });
-    return (await handle.result()) as TrainingRunResult;
+    // A worker process that dies would leave the run waiting for its queue: fail instead.
+    const died = stack.workerExited.then((why) => Promise.reject(new Error(why)));
+    return (await Promise.race([handle.result(), died])) as TrainingRunResult;
   };
   const outcomes: Outcome[] = [];
   try {
@@ -160,12 +187,14 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, base, common,
         });
         const o = outcomes.at(-1)!;
         console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${r.rl.length} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
+        console.error(`  train phase s/step: ${r.rl.map((p) => p.seconds.train.toFixed(1)).join(' ')}`);
+        console.error(`  update in activity s/step: ${r.rl.map((p) => (p.update?.updateSeconds ?? 0).toFixed(1)).join(' ')}`);
       }
     }
   } finally {
     await stack.stop();
   }
-  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; simulated GPU latency per generate: ${gpuMs} ms`;
+  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; workers ${layout === 'processes' ? `in one process per task queue${nice > 0 ? `, the other workers' processes, the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : ''}` : 'all in one process'}; simulated GPU latency per generate: ${gpuMs} ms`;
   console.log(cfgLine);
   console.log('');
   console.log('| seed | maxStaleness | RL wall (s) | RL steps/hour | speed vs sync | held-out greedy | trainer idle | inference idle | partial samples |');

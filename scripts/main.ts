@@ -1,6 +1,7 @@
 /**
  * The main job: validate the config, make sure a Temporal server is up, start the workers for
- * every queue in this process, start trainingRun through the Temporal CLI, show progress until it
+ * every queue in this process (for asynchronous RL the training queue's in a child process),
+ * start trainingRun through the Temporal CLI, show progress until it
  * finishes, print the result and where to inspect it. Exits non-zero on failure.
  */
 import fs from 'node:fs';
@@ -23,6 +24,7 @@ import { formatResult } from './lib/format-result';
 import { ensureRemoteEngine } from './lib/remote-engine-for-run';
 import { runMain } from './lib/run-main';
 import { ensureNamespace } from './lib/namespace';
+import { startWorkerProcess, type WorkerProcessOptions } from './lib/worker-process';
 
 async function main(): Promise<number> {
   const program = new Command()
@@ -88,10 +90,15 @@ async function main(): Promise<number> {
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   if (namespace !== 'default') await ensureNamespace(server.address, namespace);
   const nativeConnection = await NativeConnection.connect({ address: server.address });
+  // Asynchronous RL trains while rollouts run: tfjs's synchronous training would hold this
+  // process's event loop, and the rollouts with it, so the trainer gets a process of its own.
+  const trainerApart = (config.rl.async?.maxStaleness ?? 0) >= 1;
+  const trainer = trainerApart ? await startWorkerProcess(trainerProcessOptions(server.address, namespace)) : undefined;
+  if (trainer) console.log(`trainer:     a process of its own (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)}), for asynchronous RL`);
   const workers = await createWorkers({
     connection: nativeConnection,
     namespace,
-    queues: ['orchestration', 'inference', 'training', 'tools'],
+    queues: trainer ? ['orchestration', 'inference', 'tools'] : ['orchestration', 'inference', 'training', 'tools'],
     store: defaultStore(),
   });
   const running = workers.map((w) => w.run());
@@ -129,14 +136,17 @@ async function main(): Promise<number> {
 
   let code = 0;
   try {
-    const result = (await handle.result()) as TrainingRunResult;
+    // A trainer process that dies leaves the run waiting for a training worker: stop here, and the
+    // run, kept on the server, goes on with --resume.
+    const trainerGone = trainer?.exited.then((why) => Promise.reject(new TrainerExited(`${why}; the run stays on the server: continue it with --resume ${workflowId}`)));
+    const result = (await (trainerGone ? Promise.race([handle.result(), trainerGone]) : handle.result())) as TrainingRunResult;
     stopProgress();
     console.log(formatResult(result));
     // The result beside the input, for scripts/summarize-runs.ts and anyone comparing runs later.
     fs.writeFileSync(path.join(runsDir, `${workflowId}.result.json`), JSON.stringify(result, null, 2));
   } catch (err) {
     stopProgress();
-    console.error(`run ${workflowId} failed: ${describeFailure(err)}`);
+    console.error(err instanceof TrainerExited ? `run ${workflowId} stopped here: ${err.message}` : `run ${workflowId} failed: ${describeFailure(err)}`);
     code = 1;
   }
   console.log(`workflow id: ${workflowId}`);
@@ -147,11 +157,33 @@ async function main(): Promise<number> {
       : 'The dev server was already running and keeps running.');
   }
   for (const w of workers) w.shutdown();
-  await Promise.all(running);
+  await Promise.all([...running, trainer?.stop()]);
   await nativeConnection.close();
   await connection.close();
   await vllm?.stop();
   return code;
+}
+
+/** The main job's trainer process ended while the run went on (asynchronous RL). */
+class TrainerExited extends Error {}
+
+/**
+ * The trainer process connects as this process does (its address and namespace, the same blob
+ * store and runs folder from the environment). Worker settings this process never reads — other
+ * queues' concurrency, a metrics port, TLS — are blanked (empty is unset, workers/worker-config.ts):
+ * the trainer would refuse another queue's setting, and would connect where the main job does not.
+ */
+function trainerProcessOptions(address: string, namespace: string): WorkerProcessOptions {
+  const unread = [
+    'DURABLE_RL_ORCHESTRATION_CONCURRENCY', 'DURABLE_RL_INFERENCE_CONCURRENCY', 'DURABLE_RL_TOOLS_CONCURRENCY',
+    'DURABLE_RL_METRICS_PORT', 'DURABLE_RL_METRICS_HOST', 'TEMPORAL_TLS', 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
+  ];
+  return {
+    entry: path.join(REPO_ROOT, 'dist', 'workers', 'trainer.js'),
+    env: { ...Object.fromEntries(unread.map((k) => [k, ''])), TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
+    logFile: path.join(DATA_DIR, 'logs', 'trainer.log'),
+  };
 }
 
 /** Whether the server holds <id> as running (a run whose workers stopped with the machine, say). */

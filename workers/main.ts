@@ -25,6 +25,7 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
     const project = new ProjectMetrics();
     metrics = { project, server: await startMetricsServer({ ...config.metrics, registry: project.registry, sdkUrl: sdk.url }) };
   }
+  if (process.env.DURABLE_RL_EXIT_WITH_PARENT === '1') exitWithParent();
   const store = await openCheckedStore(config.store);
   const { address, namespace, tls, apiKey } = config.temporal;
   const connection = await NativeConnection.connect({ address, ...(tls ? { tls } : {}), ...(apiKey ? { apiKey } : {}) });
@@ -47,6 +48,19 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
     await connection.close();
     await metrics?.server.close();
   }
+}
+
+/**
+ * DURABLE_RL_EXIT_WITH_PARENT=1, set by a script that starts this worker as its child (the main
+ * job's trainer, scripts/lib/worker-process.ts) with stdin a pipe from it: when that pipe closes the
+ * parent is gone, however it died (SIGKILL too), and this worker shuts down as on SIGTERM instead of
+ * serving on as an orphan beside the workers a resumed parent starts.
+ */
+function exitWithParent(): void {
+  process.stdin.on('data', () => undefined);
+  process.stdin.once('close', () => process.kill(process.pid, 'SIGTERM'));
+  // Watching the pipe must not keep the process up once its workers have shut down.
+  process.stdin.unref();
 }
 
 export function main(queues: readonly TaskQueueName[]): void {

@@ -9,6 +9,7 @@ import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
 import { spawnLogged } from './logged-process';
+import { niced } from './niced';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 
@@ -29,6 +30,8 @@ export interface DevServerOptions {
   detached: boolean;
   /** Dynamic config values on top of the project's (benchmarks compare settings). */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** Start it under `nice -n <nice>` (every thread of it; scripts/lib/niced.ts): a benchmark that favours another process. */
+  nice?: number;
 }
 
 export function devServerArgs(opts: DevServerOptions): string[] {
@@ -69,7 +72,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<RunningSer
     throw new Error(`Temporal CLI not found at ${binary}; run scripts/setup.sh (it builds the CLI once)`);
   }
   if (opts.dbFile) fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-  const { child, exitCode, exited: exit } = spawnLogged(binary, devServerArgs(opts), { logFile: opts.logFile, detached: opts.detached });
+  const [command, args] = niced(opts.nice, binary, devServerArgs(opts));
+  const { child, exitCode, exited: exit } = spawnLogged(command, args, { logFile: opts.logFile, detached: opts.detached });
   const address = `127.0.0.1:${opts.port}`;
   await waitForServer(address, 60_000, () => exitCode() !== null);
   if (exitCode() !== null) throw new Error(`Temporal dev server exited with ${exitCode()}; see ${opts.logFile}`);
@@ -158,3 +162,4 @@ function splitAddress(address: string): [string, number] {
   const i = address.lastIndexOf(':');
   return [address.slice(0, i) || '127.0.0.1', Number(address.slice(i + 1))];
 }
+

@@ -12,6 +12,7 @@ import { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import type { TaskQueueName } from '../../workflows/shared';
 import { startDevServerOnFreePort } from './dev-server';
+import { startWorkerProcess } from './worker-process';
 
 export interface LocalStack {
   /** host:port of the dev server, for the Temporal CLI. */
@@ -20,6 +21,8 @@ export interface LocalStack {
   serverPid: number;
   client: Client;
   store: FsBlobStore;
+  /** With workerProcesses: resolves, describing how, if one of them ends on its own. */
+  workerExited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -33,6 +36,20 @@ export interface LocalStackOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
   /** Around every activity of the project's workers (a benchmark's simulated latency, say). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /**
+   * Run each queue's workers in a process of its own, as a deployment does (workers/<queue>.ts),
+   * instead of in this one: `entry` is the worker script (given the queue as its argument), `env`
+   * added to its environment. The trainer's tfjs work is synchronous JavaScript that holds its
+   * process's event loop for the length of each op; in a process of its own it cannot hold up the
+   * inference worker's token loop. Not with activityInterceptors (functions do not cross processes).
+   */
+  workerProcesses?: {
+    entry: string;
+    env?: Record<string, string>;
+    /** Niceness per queue's process (1-19, absent: 0); `serverNice` likewise for the dev server. */
+    nice?: Partial<Record<TaskQueueName, number>>;
+  };
+  serverNice?: number;
 }
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
@@ -41,11 +58,32 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     logFile: path.join(tmp, 'server.log'),
     detached: false,
     dynamicConfig: opts.dynamicConfig,
+    ...(opts.serverNice ? { nice: opts.serverNice } : {}),
   });
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   const store = new FsBlobStore(path.join(tmp, 'store'));
-  const workers = await createWorkers({ connection: native, queues: opts.queues, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
+  const { workerProcesses } = opts;
+  if (workerProcesses && opts.activityInterceptors) throw new Error('startLocalStack: activityInterceptors cannot reach worker processes; put them in the worker entry');
+  const children = workerProcesses
+    ? await Promise.all(
+        opts.queues.map((q) =>
+          startWorkerProcess({
+            entry: workerProcesses.entry,
+            args: [q],
+            env: { ...workerProcesses.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: store.root },
+            logFile: path.join(tmp, `worker-${q}.log`),
+            ...(workerProcesses.nice?.[q] ? { nice: workerProcesses.nice[q] } : {}),
+          }),
+        ),
+      )
+    : [];
+  let died = false;
+  const workerExited = Promise.race(children.map((c) => c.exited)).then((why) => {
+    died = true;
+    return why;
+  });
+  const workers: Worker[] = workerProcesses ? [] : await createWorkers({ connection: native, queues: opts.queues, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
   workers.push(...((await opts.extraWorkers?.(native, store)) ?? []));
   const running = workers.map((w) => w.run());
   return {
@@ -53,13 +91,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     serverPid: server.pid,
     client: new Client({ connection }),
     store,
+    workerExited,
     stop: async () => {
       for (const w of workers) w.shutdown();
-      await Promise.all(running);
+      await Promise.all([...running, ...children.map((c) => c.stop())]);
       await native.close();
       await connection.close();
       await server.stop();
-      fs.rmSync(tmp, { recursive: true, force: true });
+      // The dead worker's log is in there.
+      if (died) console.error(`kept ${tmp}: a worker process ended on its own`);
+      else fs.rmSync(tmp, { recursive: true, force: true });
     },
   };
 }

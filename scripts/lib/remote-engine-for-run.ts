@@ -33,9 +33,9 @@ export async function ensureRemoteEngine(config: RunConfig): Promise<RunningVllm
  * vLLM serving a placeholder of a run's model shape (initial weights of `seed`, written to `dir`):
  * a run whose weights are synced loads its own before every rollout.
  */
-export function startVllmForModel(model: RunConfig['model'], seed: number, o: { dir: string; port: number; servedModelName: string; logFile: string }): Promise<RunningVllm> {
+export function startVllmForModel(model: RunConfig['model'], seed: number, o: { dir: string; port: number; servedModelName: string; logFile: string; nice?: number }): Promise<RunningVllm> {
   const tok = loadTokenizer();
   const shape = { ...model, vocabSize: tok.vocabSize };
   const dir = writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok });
-  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile });
+  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile, ...(o.nice ? { nice: o.nice } : {}) });
 }

@@ -11,6 +11,7 @@
  *    network.
  * Used by the tests, `npm run engine:vllm`, the main job with configs/vllm.yaml and bench:engine.
  */
+import { niced } from './niced';
 import { spawnLogged } from './logged-process';
 import { pythonBin } from './python-env';
 
@@ -29,6 +30,8 @@ export interface VllmServerOptions {
   detached?: boolean;
   /** Extra server arguments. */
   extraArgs?: string[];
+  /** Start it under `nice -n` (1-19): a benchmark that favours the trainer. */
+  nice?: number;
 }
 
 export interface RunningVllm {
@@ -54,7 +57,8 @@ export function vllmArgs(o: VllmServerOptions): string[] {
 }
 
 export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Promise<RunningVllm> {
-  const { child, exitCode, exited: exit } = spawnLogged(pythonBin(), vllmArgs(o), {
+  const [command, args] = niced(o.nice, pythonBin(), vllmArgs(o));
+  const { child, exitCode, exited: exit } = spawnLogged(command, args, {
     logFile: o.logFile,
     detached: o.detached ?? false,
     env: {

@@ -38,10 +38,15 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   // One seed, the synchronous schedule and k = 1, with a simulated latency (tiny model, two RL steps).
   // Faults (trainer, inference worker, server) in a tiny async run: nothing lost or duplicated.
   ['chaos', ['--tiny', '--fault-every', '4'], [/^\| faulty \| [\d.]+ \| [\d.]+ \| \d+% \| \d+% \| (\d+) \| \1 \| 0 \| 0 \| 0 \| [1-9]\d* \|/m, /^\| training worker \| \d+ \|/m]],
-  ['async', ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m]],
+  // The default layout (a process per queue, the others niced for the trainer), then all in one.
+  ['async', ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m, /workers in one process per task queue, the other workers' processes, the dev server at nice \+10;/]],
+  ['async', ['--tiny', '--modes', '0,1', '--layout', 'one-process'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /workers all in one process;/]],
 ];
 
-test.each(SMOKE)('bench %s runs and prints its table', (script, args, shows = TABLE_ROW) => {
+// Named by the command line: one bench may be smoked in two ways.
+const CASES = SMOKE.map(([script, args, shows]) => ({ command: `${script} ${args.join(' ')}`, script, args, shows }));
+
+test.each(CASES)('bench $command runs and prints its table', ({ script, args, shows = TABLE_ROW }) => {
   const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'bench', `${script}.js`), ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',

@@ -4,26 +4,22 @@
  * attaches to that same execution instead of starting another, and the run finishes: every RL step
  * trained once, the result written where a fresh run writes it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { names } from '../../activities/names';
-import { REPO_ROOT } from '../../src/paths';
 import { getJson } from '../../src/store/blob-store';
 import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
 import { createTestNamespace, tempStore, testAddress, tinyRlConfig, uniqueId } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 import { scheduledInputs } from '../helpers/history';
-
-const MAIN = path.join(REPO_ROOT, 'dist', 'scripts', 'main.js');
+import { killMainProcesses, startMain } from '../helpers/main-job';
 
 let namespace: string;
 let connection: Connection;
 let client: Client;
-const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   namespace = await createTestNamespace('main-resume');
@@ -32,24 +28,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killMainProcesses();
   await connection?.close();
 });
-
-interface Exit { code: number | null; out: string }
-
-function startMain(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<Exit> } {
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-  const exit = new Promise<Exit>((resolve) => child.once('exit', (code) => {
-    children.delete(child);
-    resolve({ code, out });
-  }));
-  return { child, exit };
-}
 
 it('continues a run whose main process was SIGKILLed, in the same execution, with every RL step trained once', async () => {
   const store = tempStore('main-resume');
