@@ -18,11 +18,13 @@
  *
  * --layout processes (the default) runs each task queue's workers in a process of its own, as a
  * deployment does, with every worker process but the trainer's, the dev server and vLLM at nice --nice (10;
- * 0: not niced): the update, which every later step waits for, keeps a core. --layout one-process
+ * 0: not niced): the update, which every later step waits for, keeps a core. --layout trainer-apart
+ * is the main job's layout for asynchronous RL: every queue in the bench's process but the training
+ * queue, which has a process of its own (nothing niced). --layout one-process
  * hosts them all in the bench's process, where tfjs's synchronous training holds the event loop
  * the rollouts need (docs/async-rl.md, "Where the time goes").
  *
- *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout processes --nice 10]
+ *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout processes|trainer-apart|one-process --nice 10]
  *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
  */
 import fs from 'node:fs';
@@ -68,10 +70,10 @@ async function main(): Promise<void> {
   const engine = arg('engine', 'embedded');
   if (engine !== 'embedded' && engine !== 'vllm') throw new Error(`--engine ${engine}: embedded or vllm`);
   const layout = arg('layout', 'processes');
-  if (layout !== 'processes' && layout !== 'one-process') throw new Error(`--layout ${layout}: processes or one-process`);
+  if (layout !== 'processes' && layout !== 'one-process' && layout !== 'trainer-apart') throw new Error(`--layout ${layout}: processes, trainer-apart or one-process`);
   const nice = Number(arg('nice', layout === 'processes' ? '10' : '0'));
   if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`--nice ${arg('nice', '')}: a whole number from 0 to 19`);
-  if (nice > 0 && layout !== 'processes') throw new Error('--nice needs --layout processes: in one process the trainer cannot be favoured');
+  if (nice > 0 && layout !== 'processes') throw new Error('--nice needs --layout processes: only there does every other worker have a process to nice');
   // The RL phase and its validation evaluations are measured; no test evaluation of the result.
   const main = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
   const base = { ...main, task: { ...main.task, rl: { ...main.task.rl, testProblems: 0 } } };
@@ -117,7 +119,7 @@ interface BenchPlan {
   tiny: boolean;
   gpuMs: number;
   engine: string;
-  layout: 'processes' | 'one-process';
+  layout: 'processes' | 'trainer-apart' | 'one-process';
   /** Niceness of every process but the trainer's (processes layout). */
   nice: number;
   base: RunConfig;
@@ -133,7 +135,13 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
   const stack = await startLocalStack({
     label: 'bench-async',
     queues: ['orchestration', 'inference', 'training', 'tools'],
-    ...(layout === 'processes'
+    ...(layout === 'trainer-apart'
+      ? {
+          // The main job's layout for asynchronous RL (scripts/main.ts): the training queue apart.
+          workerProcesses: { queues: ['training'], entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js') },
+          ...(gpuMs > 0 ? { activityInterceptors: [() => ({ inbound: delay })] } : {}),
+        }
+      : layout === 'processes'
       ? {
           workerProcesses: {
             entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js'),
@@ -194,7 +202,7 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
   } finally {
     await stack.stop();
   }
-  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; workers ${layout === 'processes' ? `in one process per task queue${nice > 0 ? `, the other workers' processes, the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : ''}` : 'all in one process'}; simulated GPU latency per generate: ${gpuMs} ms`;
+  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; workers ${layout === 'processes' ? `in one process per task queue${nice > 0 ? `, the other workers' processes, the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : ''}` : layout === 'trainer-apart' ? "in the bench's process but the trainer, in one of its own (the main job's layout for rl.async)" : 'all in one process'}; simulated GPU latency per generate: ${gpuMs} ms`;
   console.log(cfgLine);
   console.log('');
   console.log('| seed | maxStaleness | RL wall (s) | RL steps/hour | speed vs sync | held-out greedy | trainer idle | inference idle | partial samples |');

@@ -41,9 +41,11 @@ export interface LocalStackOptions {
    * instead of in this one: `entry` is the worker script (given the queue as its argument), `env`
    * added to its environment. The trainer's tfjs work is synchronous JavaScript that holds its
    * process's event loop for the length of each op; in a process of its own it cannot hold up the
-   * inference worker's token loop. Not with activityInterceptors (functions do not cross processes).
+   * inference worker's token loop. activityInterceptors reach only the queues left in this process.
    */
   workerProcesses?: {
+    /** The queues that get processes of their own (default: every queue); the rest run in this process. */
+    queues?: readonly TaskQueueName[];
     entry: string;
     env?: Record<string, string>;
     /** Niceness per queue's process (1-19, absent: 0); `serverNice` likewise for the dev server. */
@@ -64,10 +66,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const connection = await Connection.connect({ address: server.address });
   const store = new FsBlobStore(path.join(tmp, 'store'));
   const { workerProcesses } = opts;
-  if (workerProcesses && opts.activityInterceptors) throw new Error('startLocalStack: activityInterceptors cannot reach worker processes; put them in the worker entry');
+  const apart = workerProcesses ? (workerProcesses.queues ?? opts.queues) : [];
+  const inProcess = opts.queues.filter((q) => !apart.includes(q));
   const children = workerProcesses
     ? await Promise.all(
-        opts.queues.map((q) =>
+        apart.map((q) =>
           startWorkerProcess({
             entry: workerProcesses.entry,
             args: [q],
@@ -83,7 +86,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     died = true;
     return why;
   });
-  const workers: Worker[] = workerProcesses ? [] : await createWorkers({ connection: native, queues: opts.queues, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
+  // The interceptors reach this process's workers only (functions do not cross processes).
+  const workers: Worker[] = inProcess.length === 0 ? [] : await createWorkers({ connection: native, queues: inProcess, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
   workers.push(...((await opts.extraWorkers?.(native, store)) ?? []));
   const running = workers.map((w) => w.run());
   return {
