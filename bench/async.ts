@@ -16,15 +16,15 @@
  * more than one weight version. SFT and the evaluations stay on the embedded engine. Its latency
  * is real, so --simulate-gpu-ms is refused with it.
  *
- * --layout processes (the default) runs each task queue's workers in a process of its own, as a
+ * --layout trainer-apart (the default) is the main job's layout for asynchronous RL: every queue in
+ * the bench's process but the training queue, which has a process of its own (nothing niced).
+ * --layout processes runs each task queue's workers in a process of its own, as a
  * deployment does, with every worker process but the trainer's, the dev server and vLLM at nice --nice (10;
- * 0: not niced): the update, which every later step waits for, keeps a core. --layout trainer-apart
- * is the main job's layout for asynchronous RL: every queue in the bench's process but the training
- * queue, which has a process of its own (nothing niced). --layout one-process
+ * 0: not niced): the update, which every later step waits for, keeps a core. --layout one-process
  * hosts them all in the bench's process, where tfjs's synchronous training holds the event loop
  * the rollouts need (docs/async-rl.md, "Where the time goes").
  *
- *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout processes|trainer-apart|one-process --nice 10]
+ *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout trainer-apart|processes|one-process --nice 10 (processes only)]
  *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
  */
 import fs from 'node:fs';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const gpuMs = Number(arg('simulate-gpu-ms', '0'));
   const engine = arg('engine', 'embedded');
   if (engine !== 'embedded' && engine !== 'vllm') throw new Error(`--engine ${engine}: embedded or vllm`);
-  const layout = arg('layout', 'processes');
+  const layout = arg('layout', 'trainer-apart');
   if (layout !== 'processes' && layout !== 'one-process' && layout !== 'trainer-apart') throw new Error(`--layout ${layout}: processes, trainer-apart or one-process`);
   const nice = Number(arg('nice', layout === 'processes' ? '10' : '0'));
   if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`--nice ${arg('nice', '')}: a whole number from 0 to 19`);

@@ -38,10 +38,10 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   // One seed, the synchronous schedule and k = 1, with a simulated latency (tiny model, two RL steps).
   // Faults (trainer, inference worker, server) in a tiny async run: nothing lost or duplicated.
   ['chaos', ['--tiny', '--fault-every', '4'], [/^\| faulty \| [\d.]+ \| [\d.]+ \| \d+% \| \d+% \| (\d+) \| \1 \| 0 \| 0 \| 0 \| [1-9]\d* \|/m, /^\| training worker \| \d+ \|/m]],
-  // The default layout (a process per queue, the others niced for the trainer), all in one, and the main job's.
-  ['async', ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m, /workers in one process per task queue, the other workers' processes, the dev server at nice \+10;/]],
+  // A process per queue (the others niced for the trainer), all in one, and the default: the main job's.
+  ['async', ['--tiny', '--modes', '0,1', '--layout', 'processes', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m, /workers in one process per task queue, the other workers' processes, the dev server at nice \+10;/]],
   ['async', ['--tiny', '--modes', '0,1', '--layout', 'one-process'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /workers all in one process;/]],
-  ['async', ['--tiny', '--modes', '0,1', '--layout', 'trainer-apart', '--simulate-gpu-ms', '5'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /but the trainer, in one of its own/]],
+  ['async', ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /but the trainer, in one of its own/]],
 ];
 
 // Named by the command line: one bench may be smoked in two ways.
