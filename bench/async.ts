@@ -130,29 +130,32 @@ interface BenchPlan {
   inference?: RunConfigInput['inference'];
 }
 
+/** Where the workers ran, for the table's heading. */
+function layoutText(layout: BenchPlan['layout'], nice: number, engine: string): string {
+  if (layout === 'one-process') return 'all in one process';
+  if (layout === 'trainer-apart') return "in the bench's process but the trainer, in one of its own (the main job's layout for rl.async)";
+  const niced = nice > 0 ? `, the other workers' processes, the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : '';
+  return `in one process per task queue${niced}`;
+}
+
 /** Per seed one SFT run, then RL once per schedule; prints the tables. */
 async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice, base, common, sftSteps, rlSteps, delay, inference }: BenchPlan): Promise<void> {
+  const workerEntry = path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js');
+  // The simulated latency: an interceptor on the inference worker where it runs in this process, an
+  // environment variable of its own process in the per-queue layout.
+  const latency = gpuMs > 0 && layout !== 'processes' ? { activityInterceptors: [() => ({ inbound: delay })] } : {};
   const stack = await startLocalStack({
     label: 'bench-async',
     queues: ['orchestration', 'inference', 'training', 'tools'],
-    ...(layout === 'trainer-apart'
+    ...latency,
+    // trainer-apart is the main job's layout for asynchronous RL (scripts/main.ts).
+    ...(layout === 'trainer-apart' ? { workerProcesses: { queues: ['training'], entry: workerEntry } } : {}),
+    ...(layout === 'processes'
       ? {
-          // The main job's layout for asynchronous RL (scripts/main.ts): the training queue apart.
-          workerProcesses: { queues: ['training'], entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js') },
-          ...(gpuMs > 0 ? { activityInterceptors: [() => ({ inbound: delay })] } : {}),
-        }
-      : layout === 'processes'
-      ? {
-          workerProcesses: {
-            entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js'),
-            env: { DURABLE_RL_GENERATE_DELAY_MS: String(gpuMs) },
-            nice: { orchestration: nice, inference: nice, tools: nice },
-          },
+          workerProcesses: { entry: workerEntry, env: { DURABLE_RL_GENERATE_DELAY_MS: String(gpuMs) }, nice: { orchestration: nice, inference: nice, tools: nice } },
           serverNice: nice,
         }
-      : gpuMs > 0
-        ? { activityInterceptors: [() => ({ inbound: delay })] }
-        : {}),
+      : {}),
   });
   const run = async (id: string, config: RunConfigInput): Promise<TrainingRunResult> => {
     const handle = await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [config] });
@@ -202,7 +205,7 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
   } finally {
     await stack.stop();
   }
-  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; workers ${layout === 'processes' ? `in one process per task queue${nice > 0 ? `, the other workers' processes, the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : ''}` : layout === 'trainer-apart' ? "in the bench's process but the trainer, in one of its own (the main job's layout for rl.async)" : 'all in one process'}; simulated GPU latency per generate: ${gpuMs} ms`;
+  const cfgLine = `${sftSteps} SFT steps, ${rlSteps} RL steps of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; rollouts on ${engine === 'vllm' ? 'a vLLM server, weights synced every step' : 'the embedded engine'}; workers ${layoutText(layout, nice, engine)}; simulated GPU latency per generate: ${gpuMs} ms`;
   console.log(cfgLine);
   console.log('');
   console.log('| seed | maxStaleness | RL wall (s) | RL steps/hour | speed vs sync | held-out greedy | trainer idle | inference idle | partial samples |');
