@@ -22,6 +22,8 @@ import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { closeTurn } from '../src/planact/protocol';
 import { splitPrompt } from '../src/timeline/capture';
 import { EngineCache } from './engine-cache';
+import { settleBatch } from './batch';
+import type { BatchOutcome } from '../src/contracts/batch';
 import type { CompletionTokens } from '../src/contracts/samples';
 import type { EvalReport } from '../src/eval/report';
 
@@ -34,6 +36,11 @@ export interface GenerateInput {
   messageStarts?: number[];
   /** Generate on this OpenAI-compatible server instead of the embedded policy (weights then only label the samples). */
   remote?: RemoteEngineRef;
+}
+
+/** generateBatch's input: requests one episode workflow made at once (each with its own weights and role). */
+export interface GenerateBatchInput {
+  requests: GenerateInput[];
 }
 
 export interface SyncRemoteWeightsInput {
@@ -229,35 +236,50 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     return { version: input.weights.version, exportSeconds: (t1 - t0) / 1000, reloadSeconds: (t2 - t1) / 1000, maxLogprobDiff };
   };
 
+  /** One completion, its token ids, logprobs and entropy written to the blob store. */
+  const generateOne = async (input: GenerateInput): Promise<GenerateResult> => {
+    const { completion: c, weightVersion } = await complete(input);
+    // The request as timeline capture needs it (activities/samples.ts): the prompt's messages with
+    // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
+    // with the EOS text, whose id is the last of tokenIds).
+    const messages = splitPrompt(input.prompt, input.messageStarts ?? [0], c.promptTokenIds, (t) => tokenizer().encode(t));
+    const tokens = await putJson(
+      store,
+      {
+        promptTokenIds: c.promptTokenIds,
+        tokenIds: c.tokenIds,
+        logprobs: c.logprobs,
+        entropy: c.entropy,
+        messages,
+        outputText: c.finishReason === 'eos' ? closeTurn(c.text) : c.text,
+      } satisfies CompletionTokens,
+      'completion-tokens',
+    );
+    return {
+      text: c.text,
+      finishReason: c.finishReason,
+      promptTokens: c.promptTokenIds.length,
+      responseTokens: c.tokenIds.length,
+      meanEntropy: c.entropy.length ? round(c.entropy.reduce((a, b) => a + b, 0) / c.entropy.length) : 0,
+      cachedPromptTokens: c.cachedPromptTokens ?? 0,
+      weightVersion,
+      tokens,
+    };
+  };
+
   return {
     async generate(input: GenerateInput): Promise<GenerateResult> {
-      const { completion: c, weightVersion } = await withHeartbeat(complete(input), () => ({ role: input.role }));
-      // The request as timeline capture needs it (activities/samples.ts): the prompt's messages with
-      // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
-      // with the EOS text, whose id is the last of tokenIds).
-      const messages = splitPrompt(input.prompt, input.messageStarts ?? [0], c.promptTokenIds, (t) => tokenizer().encode(t));
-      const tokens = await putJson(
-        store,
-        {
-          promptTokenIds: c.promptTokenIds,
-          tokenIds: c.tokenIds,
-          logprobs: c.logprobs,
-          entropy: c.entropy,
-          messages,
-          outputText: c.finishReason === 'eos' ? closeTurn(c.text) : c.text,
-        } satisfies CompletionTokens,
-        'completion-tokens',
-      );
-      return {
-        text: c.text,
-        finishReason: c.finishReason,
-        promptTokens: c.promptTokenIds.length,
-        responseTokens: c.tokenIds.length,
-        meanEntropy: c.entropy.length ? round(c.entropy.reduce((a, b) => a + b, 0) / c.entropy.length) : 0,
-        cachedPromptTokens: c.cachedPromptTokens ?? 0,
-        weightVersion,
-        tokens,
-      };
+      return withHeartbeat(generateOne(input), () => ({ role: input.role }));
+    },
+
+    /**
+     * The requests an episode workflow made in one activation (workflows/request-batcher.ts), all
+     * at once: the engine batches them as it batches concurrent generate activities. Each is
+     * answered on its own (activities/batch.ts): a request the remote server refuses fails only
+     * itself; anything else fails the attempt, and Temporal retries the batch.
+     */
+    async generateBatch({ requests }: GenerateBatchInput): Promise<Array<BatchOutcome<GenerateResult>>> {
+      return withHeartbeat(settleBatch(requests, generateOne), () => ({ requests: requests.length }));
     },
 
     /**

@@ -15,7 +15,9 @@ import { oracleGenerate } from '../src/tasks/arith/oracle-policy';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { layoutFromId, oraclePlan, parseObservation } from '../src/tasks/grid';
 import { putJson, type BlobStore } from '../src/store/blob-store';
-import type { GenerateInput, GenerateResult } from './inference';
+import type { GenerateBatchInput, GenerateInput, GenerateResult } from './inference';
+import type { BatchOutcome } from '../src/contracts/batch';
+import { settleBatch } from './batch';
 import type { CompletionTokens } from '../src/contracts/samples';
 
 /** Task queue the recorder and benchmarks serve the oracle on; tests use queues of their own. */
@@ -74,7 +76,7 @@ export async function oracleCompletion(input: GenerateInput): Promise<ScriptedCo
 }
 
 export function createOracleInferenceActivities(opts: OracleInferenceOptions) {
-  return {
+  const activities = {
     async generate(input: GenerateInput): Promise<GenerateResult> {
       const startedAt = Date.now();
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
@@ -106,5 +108,11 @@ export function createOracleInferenceActivities(opts: OracleInferenceOptions) {
         tokens,
       };
     },
+
+    /** The batched form, as the inference queue answers it: each request after the latency, all at once. */
+    async generateBatch({ requests }: GenerateBatchInput): Promise<Array<BatchOutcome<GenerateResult>>> {
+      return settleBatch(requests, (r) => activities.generate(r));
+    },
   };
+  return activities;
 }

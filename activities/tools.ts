@@ -6,9 +6,17 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { calc as evaluate, CalcInputError } from '../src/tasks/arith/calc';
+import type { BatchOutcome } from '../src/contracts/batch';
+import { settleBatch } from './batch';
 
 export interface CalcInput {
   expression: string;
+}
+
+/** calcBatch's answer: each expression's value or its CalcInputError, and the attempt that answered. */
+export interface CalcBatchResult {
+  outcomes: Array<BatchOutcome<string>>;
+  attempt: number;
 }
 
 /** The calculator's answer, or its bad-input error as a typed, non-retryable failure. */
@@ -36,6 +44,15 @@ export function createToolActivities() {
     async calcWithAttempt({ expression }: CalcInput): Promise<{ value: string; attempt: number }> {
       const attempt = Context.current().info.attempt;
       return { value: evaluateOrFail(expression, { attempt }), attempt };
+    },
+
+    /**
+     * The calculator calls an episode workflow made in one activation (workflows/request-batcher.ts):
+     * each expression answered on its own, its bad input (CalcInputError) its outcome alone.
+     */
+    async calcBatch({ expressions }: { expressions: string[] }): Promise<CalcBatchResult> {
+      const attempt = Context.current().info.attempt;
+      return { outcomes: await settleBatch(expressions, async (expression) => evaluateOrFail(expression, { attempt })), attempt };
     },
   };
 }

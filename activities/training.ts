@@ -24,6 +24,7 @@ import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/we
 import type { SampleSetRef } from '../src/contracts/plan-act';
 import { checkpointSteps, names } from './names';
 import { readSamples } from './samples';
+import { RECORDED_MICRO_BATCH } from '../src/config/recorded';
 
 export interface InitPolicyInput {
   runId: string;
@@ -98,9 +99,6 @@ async function writeRolloutRecord(store: BlobStore, input: TrainGrpoInput, all: 
   };
   await store.nameIfAbsent(names.rolloutRecord(input.runId, input.step), await putJson(store, record, 'rollout-record'));
 }
-
-/** Rows per forward/backward pass of an RL update; bounds memory on large rollouts. */
-const GRPO_MICRO_BATCH_ROWS = 16;
 
 export interface CheckpointFromRunInput {
   runId: string;
@@ -189,7 +187,9 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           rl: input.rl,
           step: input.step,
           resetOptimizer: input.resetOptimizer ?? false,
-          microBatchRows: GRPO_MICRO_BATCH_ROWS,
+          // An activity scheduled by an older workflow (input recorded before rl.microBatch) cuts as it did.
+          microBatchRows: (input.rl.microBatch ?? RECORDED_MICRO_BATCH).rows,
+          byLength: (input.rl.microBatch ?? RECORDED_MICRO_BATCH).byLength,
           // The step seeds the mini-batch shuffle: a retry replays the same update.
           seed: input.step,
           ...(reference ? { reference } : {}),

@@ -41,13 +41,15 @@ import { startLocalStack } from '../scripts/lib/local-stack';
 import { freePort } from '../scripts/lib/dev-server';
 import { startVllmForModel } from '../scripts/lib/remote-engine-for-run';
 import type { RunningVllm } from '../scripts/lib/vllm-server';
-import { TASK_QUEUES } from '../workflows/shared';
+import { progressQuery, TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
 import { arg } from './lib/args';
+import { machineBusySeconds, ownCpuSeconds, processCpuSeconds } from './lib/cpu';
 
 interface Outcome {
   seed: number;
   k: number;
   rlSeconds: number;
+  steps: number;
   stepsPerHour: number;
   accuracy: number;
   stderr: number;
@@ -55,6 +57,46 @@ interface Outcome {
   inferenceIdle: number;
   /** Asynchronous runs: trained samples whose calls ran on more than one weight version (partial rollouts on vLLM). */
   partial?: number;
+  /** Core-seconds per RL step over the RL phase, by process (the dev server, this one, each worker process), and the machine's. */
+  cpuPerStep: Record<string, number>;
+}
+
+/** The activities that generate tokens: one request each, or an episode workflow's batch of them. */
+const GENERATE_ACTIVITIES = new Set(['generate', 'generateBatch']);
+
+/**
+ * Activities this process's workers ran, by type, and the requests in them (a batch activity's
+ * requests or expressions, 1 for any other): what the rollouts cost Temporal per step.
+ */
+const activityCounts = new Map<string, { activities: number; requests: number }>();
+const counting: ActivityInboundCallsInterceptor = {
+  async execute(input, next) {
+    const type = Context.current().info.activityType;
+    const arg = input.args[0] as { requests?: unknown[]; expressions?: unknown[] } | undefined;
+    const c = activityCounts.get(type) ?? { activities: 0, requests: 0 };
+    c.activities += 1;
+    c.requests += arg?.requests?.length ?? arg?.expressions?.length ?? 1;
+    activityCounts.set(type, c);
+    return next(input);
+  },
+};
+
+/** CPU seconds used so far by each process the bench runs, and by the whole machine. */
+type CpuSnapshot = Record<string, number>;
+
+/** What a run's RL phase cost: each process's CPU seconds, and the activities this process ran by type. */
+interface RlPhaseCost {
+  used?: CpuSnapshot;
+  activities?: Record<string, { activities: number; requests: number }>;
+}
+
+function cpuSnapshot(serverPid: number, workerPids: Partial<Record<TaskQueueName, number>>): CpuSnapshot {
+  return {
+    server: processCpuSeconds(serverPid),
+    bench: ownCpuSeconds(),
+    ...Object.fromEntries(Object.entries(workerPids).map(([q, pid]) => [q, processCpuSeconds(pid)])),
+    machine: machineBusySeconds(),
+  };
 }
 
 const list = (v: string): number[] => v.split(',').map((x) => Number(x.trim()));
@@ -71,9 +113,9 @@ async function main(): Promise<void> {
   if (engine !== 'embedded' && engine !== 'vllm') throw new Error(`--engine ${engine}: embedded or vllm`);
   const layout = arg('layout', 'trainer-apart');
   if (layout !== 'processes' && layout !== 'one-process' && layout !== 'trainer-apart') throw new Error(`--layout ${layout}: processes, trainer-apart or one-process`);
-  const nice = Number(arg('nice', layout === 'processes' ? '10' : '0'));
+  const nice = Number(arg('nice', layout === 'one-process' ? '0' : '10'));
   if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`--nice ${arg('nice', '')}: a whole number from 0 to 19`);
-  if (nice > 0 && layout !== 'processes') throw new Error('--nice needs --layout processes: only there does every other worker have a process to nice');
+  if (nice > 0 && layout === 'one-process') throw new Error('--nice needs a trainer in a process of its own (--layout trainer-apart or processes): in one process there is nothing to favour');
   // The RL phase and its validation evaluations are measured; no test evaluation of the result.
   const main = loadRunConfig(path.join(REPO_ROOT, 'configs', 'default.yaml'));
   const base = { ...main, task: { ...main.task, rl: { ...main.task.rl, testProblems: 0 } } };
@@ -86,9 +128,10 @@ async function main(): Promise<void> {
     eval: { ...base.eval, everySteps: 0, rlEverySteps: 0, sampled: false },
     compare: { moreSft: false },
   };
+  // A batch of requests (generateBatch) waits once, as a GPU engine serves a batch's rows together.
   const delay: ActivityInboundCallsInterceptor = {
     async execute(input, next) {
-      if (Context.current().info.activityType === 'generate') await new Promise((r) => setTimeout(r, gpuMs));
+      if (GENERATE_ACTIVITIES.has(Context.current().info.activityType)) await new Promise((r) => setTimeout(r, gpuMs));
       return next(input);
     },
   };
@@ -133,7 +176,7 @@ interface BenchPlan {
 /** Where the workers ran, for the table's heading. */
 function layoutText(layout: BenchPlan['layout'], nice: number, engine: string): string {
   if (layout === 'one-process') return 'all in one process';
-  if (layout === 'trainer-apart') return "in the bench's process but the trainer, in one of its own (the main job's layout for rl.async)";
+  if (layout === 'trainer-apart') return `in the bench's process but the trainer, in one of its own (the main job's layout for rl.async)${nice > 0 ? `; the bench's process and the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : ''}`;
   const niced = nice > 0 ? `, the other workers' processes, the dev server${engine === 'vllm' ? ' and vLLM' : ''} at nice +${nice}` : '';
   return `in one process per task queue${niced}`;
 }
@@ -143,13 +186,13 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
   const workerEntry = path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js');
   // The simulated latency: an interceptor on the inference worker where it runs in this process, an
   // environment variable of its own process in the per-queue layout.
-  const latency = gpuMs > 0 && layout !== 'processes' ? { activityInterceptors: [() => ({ inbound: delay })] } : {};
+  const latency = gpuMs > 0 && layout !== 'processes' ? [() => ({ inbound: delay })] : [];
   const stack = await startLocalStack({
     label: 'bench-async',
     queues: ['orchestration', 'inference', 'training', 'tools'],
-    ...latency,
+    activityInterceptors: [() => ({ inbound: counting }), ...latency],
     // trainer-apart is the main job's layout for asynchronous RL (scripts/main.ts).
-    ...(layout === 'trainer-apart' ? { workerProcesses: { queues: ['training'], entry: workerEntry } } : {}),
+    ...(layout === 'trainer-apart' ? { workerProcesses: { queues: ['training'], entry: workerEntry }, ...(nice > 0 ? { serverNice: nice, selfNice: nice } : {}) } : {}),
     ...(layout === 'processes'
       ? {
           workerProcesses: { entry: workerEntry, env: { DURABLE_RL_GENERATE_DELAY_MS: String(gpuMs) }, nice: { orchestration: nice, inference: nice, tools: nice } },
@@ -157,11 +200,42 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
         }
       : {}),
   });
-  const run = async (id: string, config: RunConfigInput): Promise<TrainingRunResult> => {
+  /**
+   * Runs a trainingRun to its end. With `rlCpu`, the processes' CPU over its RL phase (from the first
+   * RL step's start to the last's end, read from the progress query every 200 ms) goes there.
+   */
+  const run = async (id: string, config: RunConfigInput, rlCpu?: RlPhaseCost): Promise<TrainingRunResult> => {
     const handle = await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [config] });
     // A worker process that dies would leave the run waiting for its queue: fail instead.
     const died = stack.workerExited.then((why) => Promise.reject(new Error(why)));
-    return (await Promise.race([handle.result(), died])) as TrainingRunResult;
+    let start: CpuSnapshot | undefined;
+    let startCounts: Map<string, { activities: number; requests: number }> | undefined;
+    let polling = true;
+    const poll = rlCpu
+      ? (async () => {
+          while (polling && !rlCpu.used) {
+            const p = await handle.query(progressQuery).catch(() => undefined);
+            if (p && !start && p.phase === 'rl') {
+              start = cpuSnapshot(stack.serverPid, stack.workerPids);
+              startCounts = new Map([...activityCounts].map(([k, v]) => [k, { ...v }]));
+            }
+            if (p && start && p.phase !== 'rl') {
+              const end = cpuSnapshot(stack.serverPid, stack.workerPids);
+              rlCpu.activities = Object.fromEntries(
+                [...activityCounts].map(([k, v]) => [k, { activities: v.activities - (startCounts!.get(k)?.activities ?? 0), requests: v.requests - (startCounts!.get(k)?.requests ?? 0) }]).filter(([, v]) => (v as { activities: number }).activities > 0),
+              );
+              rlCpu.used = Object.fromEntries(Object.entries(end).map(([k, v]) => [k, v - (start![k] ?? NaN)]));
+            }
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        })()
+      : Promise.resolve();
+    try {
+      return (await Promise.race([handle.result(), died])) as TrainingRunResult;
+    } finally {
+      polling = false;
+      await poll;
+    }
   };
   const outcomes: Outcome[] = [];
   try {
@@ -172,6 +246,7 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
       // Rotate the schedules' order with the seed.
       const order = modes.map((_, j) => modes[(i + j) % modes.length]!);
       for (const k of order) {
+        const rlCpu: RlPhaseCost = {};
         const r = await run(`bench-async-k${k}-s${seed}-${stamp}`, {
           ...common,
           experiment: 'bench-async',
@@ -180,7 +255,7 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
           sft: { ...base.sft, steps: 0 },
           rl: { ...base.rl, steps: rlSteps, ...(k > 0 ? { async: { maxStaleness: k } } : {}) },
           ...(inference ? { inference } : {}),
-        });
+        }, rlCpu);
         const rlSeconds = r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
         const last = r.rlEvals.at(-1)!.greedy;
         const sched = r.rl.filter((p) => p.schedule);
@@ -188,6 +263,7 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
           seed,
           k,
           rlSeconds,
+          steps: r.rl.length,
           stepsPerHour: (r.rl.length / rlSeconds) * 3600,
           accuracy: last.accuracy,
           stderr: last.stderr,
@@ -195,11 +271,15 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
           trainerIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.trainerIdle)) : meanOf(r.rl.map((p) => p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
           inferenceIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.inferenceIdle)) : meanOf(r.rl.map((p) => 1 - p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
           ...(sched.length > 0 ? { partial: sched.reduce((n, p) => n + (p.schedule!.partial ?? 0), 0) } : {}),
+          cpuPerStep: Object.fromEntries(Object.entries(rlCpu.used ?? {}).map(([k, v]) => [k, v / r.rl.length])),
         });
         const o = outcomes.at(-1)!;
         console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${r.rl.length} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
         console.error(`  train phase s/step: ${r.rl.map((p) => p.seconds.train.toFixed(1)).join(' ')}`);
         console.error(`  update in activity s/step: ${r.rl.map((p) => (p.update?.updateSeconds ?? 0).toFixed(1)).join(' ')}`);
+        console.error(`  core-seconds per RL step: ${Object.entries(o.cpuPerStep).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+        const perStep = (n: number) => (n / r.rl.length).toFixed(1);
+        console.error(`  activities per RL step in this process (requests): ${Object.entries(rlCpu.activities ?? {}).map(([k, v]) => `${k} ${perStep(v.activities)}${v.requests !== v.activities ? ` (${perStep(v.requests)})` : ''}`).join(', ')}`);
       }
     }
   } finally {
@@ -215,6 +295,12 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
     const ratio = sync ? (o.stepsPerHour / sync.stepsPerHour).toFixed(2) : '-';
     console.log(`| ${o.seed} | ${o.k} | ${o.rlSeconds.toFixed(1)} | ${o.stepsPerHour.toFixed(0)} | ${ratio}× | ${(100 * o.accuracy).toFixed(1)}% ± ${(100 * o.stderr).toFixed(1)} | ${(100 * o.trainerIdle).toFixed(0)}% | ${(100 * o.inferenceIdle).toFixed(0)}% | ${o.partial ?? '–'} |`);
   }
+  console.log('');
+  // Where the CPU went: core-seconds per RL step by process (this process hosts the queues that have none of their own).
+  const procs = [...new Set(outcomes.flatMap((o) => Object.keys(o.cpuPerStep)))];
+  console.log(`| seed | maxStaleness | RL step (s) | ${procs.map((p) => (p === 'bench' ? "bench's process" : p === 'machine' ? 'whole machine' : p)).join(' | ')} | (core-seconds per RL step) |`);
+  console.log(`|---:|---:|---:|${procs.map(() => '---:|').join('')}---|`);
+  for (const o of outcomes) console.log(`| ${o.seed} | ${o.k} | ${(o.rlSeconds / o.steps).toFixed(2)} | ${procs.map((p) => (o.cpuPerStep[p] ?? NaN).toFixed(2)).join(' | ')} | |`);
   console.log('');
   console.log('| maxStaleness | speed vs sync, mean ± sd over seeds | held-out greedy, mean ± sd over seeds | paired difference to sync (points), mean ± se |');
   console.log('|---:|---:|---:|---:|');

@@ -28,7 +28,6 @@
  *
  * Everything (dev server, workers, client) shares this machine's cores, as in the embedded default.
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -49,6 +48,7 @@ import type { PlanActJobResult, RolloutSummary, SampleSetRef } from '../src/cont
 import type { PolicyRef } from '../src/contracts/weights';
 import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
 import { arg, flag } from './lib/args';
+import { processCpuSeconds } from './lib/cpu';
 
 const LATENCY_MS = Number(arg('latency', '5000'));
 const JITTER = Number(arg('jitter', '0.5'));
@@ -78,23 +78,13 @@ function config(overrides: RunConfigInput): RunConfig {
   });
 }
 
-/** CPU seconds a process has used (user + system), from /proc: the server is a separate process. */
-function processCpuSec(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
 /** CPU seconds per wall second of the server and of this process while nothing runs. */
 async function idleCpuPerSec(serverPid: number, ms: number): Promise<{ server: number; node: number }> {
-  const server0 = processCpuSec(serverPid);
+  const server0 = processCpuSeconds(serverPid);
   const node0 = process.cpuUsage();
   await new Promise((r) => setTimeout(r, ms));
   const node = process.cpuUsage(node0);
-  return { server: (processCpuSec(serverPid) - server0) / (ms / 1000), node: (node.user + node.system) / 1e6 / (ms / 1000) };
+  return { server: (processCpuSeconds(serverPid) - server0) / (ms / 1000), node: (node.user + node.system) / 1e6 / (ms / 1000) };
 }
 
 function percentile(xs: number[], p: number): number {
@@ -225,11 +215,11 @@ async function main(): Promise<void> {
       const cpu = { server: 0, node: 0, direct: 0 };
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits both sides alike.
-        const server0 = processCpuSec(stack.serverPid);
+        const server0 = processCpuSeconds(stack.serverPid);
         const node0 = process.cpuUsage();
         const a = await timed(() => viaTemporal(cfg, rep + 1, `n${n}-r${rep}`));
         const nodeUsed = process.cpuUsage(node0);
-        cpu.server += processCpuSec(stack.serverPid) - server0 - (idle.server * a.ms) / 1000;
+        cpu.server += processCpuSeconds(stack.serverPid) - server0 - (idle.server * a.ms) / 1000;
         cpu.node += (nodeUsed.user + nodeUsed.system) / 1e6 - (idle.node * a.ms) / 1000;
         const direct0 = process.cpuUsage();
         const b = await timed(() => direct(cfg, rep + 1));

@@ -44,6 +44,7 @@ import type { WeightsInfo } from '../src/contracts/weights';
 import { defaultStore } from '../workers/create-workers';
 import { arg, flag } from './lib/args';
 import { blobLatency, formatBytes, type LatencyRow } from './lib/blob-latency';
+import { processCpuSeconds } from './lib/cpu';
 
 const CONFIG_FILE = arg('config', path.join(REPO_ROOT, 'configs', 'default.yaml'));
 const REPEAT = Number(arg('repeat', '3'));
@@ -63,17 +64,6 @@ interface ThroughputRow {
   meanReward: number;
   /** CPU cores used during the measured rollout, by process. */
   cores: Record<string, number>;
-}
-
-/** CPU seconds a process has used (user + system), from /proc. */
-function cpuSec(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime + stime, in clock ticks (100 a second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 async function main(): Promise<void> {
@@ -145,9 +135,9 @@ async function throughput(tmp: string, s3: Awaited<ReturnType<typeof startS3Serv
         await Promise.all(inference.map((w) => w.ready));
         await rollout(warmup, 10_000 + i, `warmup-${n}`);
         const procs: Array<[string, number]> = [['server', server.pid], ['orchestration', fixed[0]!.pid], ['tools', fixed[1]!.pid], ['versitygw', s3.pid], ...inference.map((w, k): [string, number] => [`inference-${k + 1}`, w.pid])];
-        const cpu0 = procs.map(([, pid]) => cpuSec(pid));
+        const cpu0 = procs.map(([, pid]) => processCpuSeconds(pid));
         const { summary, ms } = await rollout(config, rolloutId, `n${n}`);
-        const cores = Object.fromEntries(procs.map(([name, pid], k) => [name, round((cpuSec(pid) - cpu0[k]!) / (ms / 1000), 2)]));
+        const cores = Object.fromEntries(procs.map(([name, pid], k) => [name, round((processCpuSeconds(pid) - cpu0[k]!) / (ms / 1000), 2)]));
         const row: ThroughputRow = { inferenceProcesses: n, rolloutId, episodes: summary.episodes, generations: summary.metrics.generations, seconds: round(ms / 1000, 2), episodesPerMin: round(summary.episodes / (ms / 60_000), 1), meanReward: summary.meanReward, cores };
         rows.push(row);
         console.log(`  ${n} inference process(es), rollout ${rolloutId}: ${row.episodes} episodes, ${row.generations} generations in ${row.seconds} s = ${row.episodesPerMin} episodes/min; cores ${JSON.stringify(cores)}`);

@@ -103,18 +103,23 @@ const planActRetry = (maximumAttempts: number): ActivityOptions['retry'] => ({
 /** Calculator attempts; tool metrics report retries = attempts beyond the first. */
 export const CALC_MAX_ATTEMPTS = 3;
 
+/** generate's options: the rollout's timeouts, retries until the session refuses. */
+function generateOptions(t: RunConfig['timeouts'], taskQueue: string): ActivityOptions {
+  return { taskQueue, startToCloseTimeout: `${t.generateSec}s`, heartbeatTimeout: `${t.heartbeatSec}s`, retry: planActRetry(10) };
+}
+
 export function generateProxy(t: RunConfig['timeouts'], taskQueue: string = TASK_QUEUES.inference) {
-  return proxyActivities<Pick<InferenceActivities, 'generate'>>({
-    taskQueue,
-    startToCloseTimeout: `${t.generateSec}s`,
-    heartbeatTimeout: `${t.heartbeatSec}s`,
-    retry: planActRetry(10),
-  }).generate;
+  return proxyActivities<Pick<InferenceActivities, 'generate'>>(generateOptions(t, taskQueue)).generate;
+}
+
+/** generateBatch (workflows/request-batcher.ts), with generate's options. */
+export function generateBatchProxy(t: RunConfig['timeouts'], taskQueue: string = TASK_QUEUES.inference) {
+  return proxyActivities<Pick<InferenceActivities, 'generateBatch'>>(generateOptions(t, taskQueue)).generateBatch;
 }
 
 export function planActProxies(t: RunConfig['timeouts']) {
   return {
-    tools: proxyActivities<Pick<ToolActivities, 'calcWithAttempt'>>({
+    tools: proxyActivities<Pick<ToolActivities, 'calcWithAttempt' | 'calcBatch'>>({
       taskQueue: TASK_QUEUES.tools,
       startToCloseTimeout: `${t.toolSec}s`,
       retry: { ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' },

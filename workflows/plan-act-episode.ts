@@ -21,11 +21,12 @@ import { evaluateExpression } from '../src/tasks/arith/calc';
 import { actorResultsCorrect } from '../src/planact/planner-credit';
 import { emptyToolMetrics } from './plan-act-common';
 import { preview, workflowNow } from './common';
-import { CALC_MAX_ATTEMPTS, generateProxy, planActProxies } from './activity-proxies';
+import { CALC_MAX_ATTEMPTS, planActProxies } from './activity-proxies';
+import { episodeCalls, type CalcAnswer, type EpisodeCalls } from './episode-calls';
 import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from '../src/contracts/plan-act';
 
 export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanActEpisodeResult> {
-  const { episode, samplesInput } = await playEpisode(input);
+  const { episode, samplesInput } = await playEpisode(input, episodeCalls(input.timeouts));
   const { samples } = planActProxies(input.timeouts);
   return { ...episode, samples: await samples.writeEpisodeSamples({ episodes: [samplesInput], ...timelineOf(input) }) };
 }
@@ -37,7 +38,9 @@ export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanAc
  */
 export async function planActEpisodes(inputs: PlanActEpisodeInput[]): Promise<PlanActGroupResult> {
   if (inputs.length === 0) throw ApplicationFailure.nonRetryable('planActEpisodes needs at least one episode', 'BadInputError');
-  const played = await Promise.all(inputs.map((i) => playEpisode(i)));
+  // One set of calls for the group: the requests its episodes make together go as one activity.
+  const calls = episodeCalls(inputs[0]!.timeouts);
+  const played = await Promise.all(inputs.map((i) => playEpisode(i, calls)));
   const { samples } = planActProxies(inputs[0]!.timeouts);
   return { episodes: played.map((p) => p.episode), samples: await samples.writeEpisodeSamples({ episodes: played.map((p) => p.samplesInput), ...timelineOf(inputs[0]!) }) };
 }
@@ -47,14 +50,9 @@ function timelineOf(input: PlanActEpisodeInput): Pick<WriteSamplesInput, 'timeli
   return input.timeline !== undefined ? { timeline: input.timeline } : {};
 }
 
-/** One episode, in whichever workflow calls it; the caller writes its samples. */
-export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode: PlanActEpisodeDigest; samplesInput: EpisodeSamplesInput }> {
+/** One episode, in whichever workflow calls it, through its calls to the queues; the caller writes its samples. */
+export async function playEpisode(input: PlanActEpisodeInput, calls: EpisodeCalls): Promise<{ episode: PlanActEpisodeDigest; samplesInput: EpisodeSamplesInput }> {
   const problem = parseProblem(input.expression);
-  const { tools } = planActProxies(input.timeouts);
-  const generate = {
-    planner: generateProxy(input.timeouts, input.policies.planner.inferenceQueue),
-    actor: generateProxy(input.timeouts, input.policies.actor.inferenceQueue),
-  };
   const started = workflowNow();
   const actSpans = new Map<string, { startMs: number; endMs: number }>();
   const toolMetrics = emptyToolMetrics();
@@ -62,7 +60,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
   const deps: EpisodeDeps<GenerateResult> = {
     async generate(role, prompt, meta) {
       const at = workflowNow() - started;
-      const output = await generate[role]({
+      const output = await calls.generate({
         weights: input.policies[role].weights,
         role,
         prompt,
@@ -75,7 +73,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
         },
         messageStarts: meta.messageStarts,
         ...(input.policies[role].remote ? { remote: input.policies[role].remote } : {}),
-      });
+      }, input.policies[role].inferenceQueue);
       if (meta.actId !== undefined) {
         // An act ends on a generation (its answer, or the output that broke a limit), so the span
         // from its first request to its last reply is the act's duration.
@@ -85,7 +83,7 @@ export async function playEpisode(input: PlanActEpisodeInput): Promise<{ episode
       }
       return output;
     },
-    calc: (expression) => meteredCalc(tools, expression, toolMetrics),
+    calc: (expression) => meteredCalc(calls.calc, expression, toolMetrics),
   };
 
   let episode;
@@ -161,37 +159,31 @@ function parseProblem(expression: string): ArithProblem {
   }
 }
 
-export type CalcStub = ReturnType<typeof planActProxies>['tools'];
-
 /**
  * The driver's calc contract: resolve with the tool's text, or reject with an Error whose message
  * the actor reads. Bad input (CalcInputError) is the actor's mistake and gets its reason back; a
  * calculator still failing after its retries is reported as unavailable, so the act can go on.
  */
-export async function meteredCalc(tools: CalcStub, expression: string, m: ToolMetrics): Promise<string> {
+export async function meteredCalc(calc: EpisodeCalls['calc'], expression: string, m: ToolMetrics): Promise<string> {
   const t0 = workflowNow();
   m.calls++;
   try {
-    const { value, attempt } = await tools.calcWithAttempt({ expression });
-    m.retries += attempt - 1;
-    return value;
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    m.failures++;
-    const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type === 'CalcInputError') {
-      m.retries += attemptOf(cause) - 1;
-      throw new Error(cause.message);
+    let answer: CalcAnswer;
+    try {
+      answer = await calc(expression);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      m.failures++;
+      if (err instanceof ActivityFailure && err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED) m.retries += CALC_MAX_ATTEMPTS - 1;
+      throw new Error(`calculator unavailable: ${errorMessage(err)}`);
     }
-    if (err instanceof ActivityFailure && err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED) m.retries += CALC_MAX_ATTEMPTS - 1;
-    throw new Error(`calculator unavailable: ${errorMessage(err)}`);
+    m.retries += answer.attempt - 1;
+    if ('inputError' in answer) {
+      m.failures++;
+      throw new Error(answer.inputError);
+    }
+    return answer.value;
   } finally {
     m.ms += workflowNow() - t0;
   }
-}
-
-function attemptOf(failure: ApplicationFailure): number {
-  const details = failure.details?.[0];
-  const attempt = details && typeof details === 'object' && 'attempt' in details ? Number(details.attempt) : 1;
-  return Number.isInteger(attempt) && attempt >= 1 ? attempt : 1;
 }

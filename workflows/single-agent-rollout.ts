@@ -17,7 +17,8 @@ import { arithReward } from '../src/tasks/arith/reward';
 import { emptyToolMetrics, episodeLimits, rolloutProblems } from './plan-act-common';
 import { mean, preview, workflowNow } from './common';
 import { meteredCalc } from './plan-act-episode';
-import { generateProxy, planActProxies } from './activity-proxies';
+import { planActProxies } from './activity-proxies';
+import { episodeCalls } from './episode-calls';
 import type { EpisodeRow, RolloutSummary, SingleAgentRolloutInput } from '../src/contracts/plan-act';
 import { rolloutSummary } from './rollout-summary';
 
@@ -33,22 +34,22 @@ export function singleAgentAnswer(result: string | undefined, transcript: string
 export async function singleAgentRollout(input: SingleAgentRolloutInput): Promise<RolloutSummary> {
   const { config: cfg } = input;
   const started = workflowNow();
-  const { tools, samples } = planActProxies(cfg.timeouts);
-  const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
+  const calls = episodeCalls(cfg.timeouts);
+  const { samples } = planActProxies(cfg.timeouts);
   const limits = episodeLimits(cfg);
   const toolMetrics = emptyToolMetrics();
 
   const deps: EpisodeDeps<GenerateResult> = {
     generate: (_role, prompt, meta) =>
-      generate({
+      calls.generate({
         weights: input.policy.weights,
         role: 'single',
         prompt,
         params: { maxNewTokens: meta.maxNewTokens, temperature: cfg.rl.temperature, topP: cfg.rl.topP, stop: meta.stop },
         messageStarts: meta.messageStarts,
         ...(input.policy.remote ? { remote: input.policy.remote } : {}),
-      }),
-    calc: (expression) => meteredCalc(tools, expression, toolMetrics),
+      }, input.policy.inferenceQueue),
+    calc: (expression) => meteredCalc(calls.calc, expression, toolMetrics),
   };
 
   const batch = input.batch ?? 0;

@@ -50,7 +50,8 @@ import { withNodes } from '../src/tree/build';
 import { emptyToolMetrics, rolloutProblems } from './plan-act-common';
 import { workflowNow } from './common';
 import { meteredCalc } from './plan-act-episode';
-import { generateProxy, planActProxies } from './activity-proxies';
+import { planActProxies } from './activity-proxies';
+import { episodeCalls } from './episode-calls';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 import { treeStateQuery } from './shared';
 import { rolloutSummary } from './rollout-summary';
@@ -67,8 +68,9 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const tree = cfg.tree;
   const started = workflowNow();
   const self = workflowInfo().workflowId;
-  const { tools, samples } = planActProxies(cfg.timeouts);
-  const generate = generateProxy(cfg.timeouts, input.policy.inferenceQueue);
+  // The nodes an expansion grows at once go as one activity (histories from before: one per node).
+  const calls = episodeCalls(cfg.timeouts);
+  const { samples } = planActProxies(cfg.timeouts);
   const toolMetrics = emptyToolMetrics();
   const rng = mulberry32(fnv1a32(`tree:${cfg.seed}:${input.rolloutId}`));
   const limits: SegmentLimits = { segmentTokens: tree.segmentTokens, maxNewTokens: cfg.rl.maxNewTokens, maxToolCallsPerNode: tree.maxToolCallsPerNode };
@@ -99,7 +101,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const grow = async (id: string): Promise<void> => {
     const node = forest.nodes[id]!;
     const parent = texts.get(node.parent!)!;
-    const output: GenerateResult = await generate({
+    const output: GenerateResult = await calls.generate({
       weights: input.policy.weights,
       role: 'actor',
       prompt: parent.context,
@@ -113,7 +115,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
       },
       messageStarts: parent.starts,
       ...(input.policy.remote ? { remote: input.policy.remote } : {}),
-    });
+    }, input.policy.inferenceQueue);
     prefill.promptTokens += output.promptTokens;
     prefill.cachedPromptTokens += output.cachedPromptTokens ?? 0;
     const generation: GenerationRef = { role: 'actor', turn: 1, actId: id, step: node.depth, tokens: output.tokens, weightVersion: output.weightVersion };
@@ -127,7 +129,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
     let text = read.text;
     if (read.call) {
       try {
-        text = withToolOutcome(text, { value: await meteredCalc(tools, read.call.expression, toolMetrics) });
+        text = withToolOutcome(text, { value: await meteredCalc(calls.calc, read.call.expression, toolMetrics) });
       } catch (err) {
         text = withToolOutcome(text, { error: errorMessage(err) });
       }

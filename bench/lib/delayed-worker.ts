@@ -16,7 +16,8 @@ if (!(delayMs >= 0)) throw new Error(`DURABLE_RL_GENERATE_DELAY_MS must be a num
 interceptEveryWorker((ctx) => ({
   inbound: {
     async execute(input, next) {
-      if (delayMs > 0 && ctx.info.activityType === 'generate') await sleep(delayMs);
+      // A batch of requests (generateBatch) waits once, as a GPU engine serves a batch's rows together.
+      if (delayMs > 0 && (ctx.info.activityType === 'generate' || ctx.info.activityType === 'generateBatch')) await sleep(delayMs);
       return next(input);
     },
   },

@@ -13,12 +13,15 @@ import { createWorkers } from '../../workers/create-workers';
 import type { TaskQueueName } from '../../workflows/shared';
 import { startDevServerOnFreePort } from './dev-server';
 import { startWorkerProcess } from './worker-process';
+import { reniceProcess } from './niced';
 
 export interface LocalStack {
   /** host:port of the dev server, for the Temporal CLI. */
   address: string;
   /** The dev server's process, for CPU accounting in benchmarks. */
   serverPid: number;
+  /** With workerProcesses: the process of each queue that has one of its own, likewise. */
+  workerPids: Partial<Record<TaskQueueName, number>>;
   client: Client;
   store: FsBlobStore;
   /** With workerProcesses: resolves, describing how, if one of them ends on its own. */
@@ -52,6 +55,12 @@ export interface LocalStackOptions {
     nice?: Partial<Record<TaskQueueName, number>>;
   };
   serverNice?: number;
+  /**
+   * Once the worker processes run, this process's threads (and those it starts later: its own
+   * workers') run at this niceness (1-19), so its queues yield the CPU to the worker processes:
+   * bench:async's trainer-apart layout with --nice, as the main job runs asynchronous RL.
+   */
+  selfNice?: number;
 }
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
@@ -81,6 +90,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         ),
       )
     : [];
+  if (opts.selfNice) reniceProcess(process.pid, opts.selfNice);
   let died = false;
   const workerExited = Promise.race(children.map((c) => c.exited)).then((why) => {
     died = true;
@@ -93,6 +103,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   return {
     address: server.address,
     serverPid: server.pid,
+    workerPids: Object.fromEntries(apart.map((q, i) => [q, children[i]!.pid])),
     client: new Client({ connection }),
     store,
     workerExited,

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 /**
  * The command line that runs `binary args` under `nice -n N` (coreutils), for benchmarks that favour
  * one process (bench:async keeps the trainer's core): nice execs the binary, so the pid is the
@@ -8,4 +10,32 @@ export function niced(nice: number | undefined, binary: string, args: string[]):
   if (!nice) return [binary, args];
   if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new Error(`nice must be a whole number from 1 to 19, got ${nice}`);
   return ['nice', ['-n', String(nice), binary, ...args]];
+}
+
+/**
+ * Lowers the CPU priority of every thread of a running process (Linux: niceness is per thread, and a
+ * thread starts with its creator's, so the threads it starts later inherit it too). For a process
+ * that must yield to one started before it: the main job's rollouts to its trainer (asynchronous RL,
+ * docs/async-rl.md). Raising niceness needs no privilege; threads that end meanwhile are skipped.
+ * Returns how many threads it reached (0 where /proc is missing).
+ */
+export function reniceProcess(pid: number, nice: number): number {
+  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new Error(`nice must be a whole number from 1 to 19, got ${nice}`);
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  let reached = 0;
+  for (const tid of tids) {
+    try {
+      // Niceness is absolute here; never lower a thread that already yields more.
+      if (os.getPriority(Number(tid)) < nice) os.setPriority(Number(tid), nice);
+      reached++;
+    } catch {
+      // The thread ended between the listing and the call.
+    }
+  }
+  return reached;
 }

@@ -62,6 +62,24 @@ const tinyRlRun = (extra: Partial<RunConfigInput> = {}) =>
   });
 const planActJob = (role: 'shared' | 'planner' | 'actor', config: RunConfigInput) => [{ role, config, rolloutIds: [1], inferenceQueue: ORACLE_TASK_QUEUE }];
 
+/** The oracle ignores weights; this reference is never loaded. */
+const ORACLE_POLICY = { weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
+
+/** A tree rollout on the oracle (a calculator call, then the answer): all four phases, real tools and samples. */
+const treeRolloutOnOracle = (runId: string) => ({
+  runId,
+  rolloutId: 1,
+  config: parseRunConfig({
+    seed: 3,
+    task: { difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2 } },
+    rl: { promptsPerStep: 2, groupSize: 4, maxNewTokens: 32 },
+    rollout: { kind: 'tree' },
+    tree: { initialRollouts: 2, expansionIterations: 2, beamSize: 2, samplesPerRoot: 4 },
+    timeouts: { heartbeatSec: 10 },
+  }),
+  policy: ORACLE_POLICY,
+});
+
 export const RECORDED_SCENARIOS: RecordedScenario[] = [
   { name: 'training-run-sft', workflowType: 'trainingRun', args: [tinyRunConfig({ eval: { everySteps: 2, maxNewTokens: 8 } })] },
   {
@@ -128,26 +146,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     ],
   },
   // A tree rollout on the oracle (a calculator call, then the answer): all four phases, real tools and samples.
-  {
-    name: 'tree-rollout',
-    workflowType: 'treeRollout',
-    args: [
-      {
-        runId: 'history-tree',
-        rolloutId: 1,
-        config: parseRunConfig({
-          seed: 3,
-          task: { difficulty: { minTerms: 2, maxTerms: 3, minDigits: 1, maxDigits: 2 } },
-          rl: { promptsPerStep: 2, groupSize: 4, maxNewTokens: 32 },
-          rollout: { kind: 'tree' },
-          tree: { initialRollouts: 2, expansionIterations: 2, beamSize: 2, samplesPerRoot: 4 },
-          timeouts: { heartbeatSec: 10 },
-        }),
-        // The oracle ignores weights; this reference is never loaded.
-        policy: { weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE },
-      },
-    ],
-  },
+  { name: 'tree-rollout', workflowType: 'treeRollout', args: [treeRolloutOnOracle('history-tree')] },
   // Grid-world episodes with plan horizons 2, 3 and 15 (chunks of 2) on the oracle: plans, chunks on
   // the real grid environment, replans, plan reward, per-chunk samples.
   {
@@ -165,7 +164,7 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
           rollout: { kind: 'horizon' },
           timeouts: { heartbeatSec: 10 },
         }),
-        policy: { weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE },
+        policy: ORACLE_POLICY,
       },
     ],
   },
@@ -181,6 +180,26 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
     workflowType: 'trainingRun',
     args: [
       tinyRlRun(),
+    ],
+  },
+  // After the 'batched-requests' patch: an episode workflow's requests of one activation go as one
+  // generateBatch / calcBatch activity. A shared job's group of two 4-term episodes (concurrent acts),
+  // a tree rollout and a single-agent rollout, all on the oracle.
+  { name: 'plan-act-batched', workflowType: 'planActJob', args: planActJob('shared', tinyPlanActConfig('history-batched', 'shared')) },
+  { name: 'plan-act-batched-rollout', workflowType: 'planActRollout', args: [], workflowId: 'history-plan-act-batched/rollout-1', startedByOthers: true },
+  { name: 'plan-act-batched-episodes', workflowType: 'planActEpisodes', args: [], workflowId: 'history-plan-act-batched/rollout-1/episodes-0', startedByOthers: true },
+  { name: 'tree-rollout-batched', workflowType: 'treeRollout', args: [treeRolloutOnOracle('history-tree-batched')] },
+  {
+    name: 'single-agent-batched',
+    workflowType: 'singleAgentRollout',
+    args: [
+      {
+        runId: 'history-single-batched',
+        rolloutId: 1,
+        config: parseRunConfig({ seed: 4, rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 }, rollout: { kind: 'standard' }, timeouts: { heartbeatSec: 10 } }),
+        policy: ORACLE_POLICY,
+        reason: 'rollout.kind: standard',
+      },
     ],
   },
 ];

@@ -5,6 +5,9 @@
  */
 import type { RunConfig } from './schema';
 
+/** rl.microBatch of a config recorded before the key (activities/training.ts reads it for an older workflow's input too). */
+export const RECORDED_MICRO_BATCH: RunConfig['rl']['microBatch'] = { rows: 16, byLength: false };
+
 /** The config with every key that a recorded config may lack filled with the recording code's behaviour. */
 export function withRecordedDefaults(cfg: RunConfig): RunConfig {
   // Absent in configs recorded before tree output segments: no split, and the root a branch point.
@@ -19,8 +22,11 @@ export function withRecordedDefaults(cfg: RunConfig): RunConfig {
   // Grid runs use none of the arithmetic keys (and their config checks refuse values other than
   // the defaults, which a continue-as-new would carry): they stay as recorded.
   const arith = task.kind !== 'grid';
+  // Absent in configs recorded before rl.microBatch: 16 rows per pass, in the mini-batch's order.
+  const rl = cfg.rl as Partial<RunConfig['rl']>;
   return {
     ...cfg,
+    rl: { ...rl, microBatch: rl.microBatch ?? RECORDED_MICRO_BATCH } as RunConfig['rl'],
     ...(arith
       ? {
           task: { ...task, split: task.split ?? 'expression', rl: { ...task.rl, testProblems: task.rl?.testProblems ?? 0 } } as RunConfig['task'],
@@ -41,7 +47,8 @@ export function withRecordedDefaults(cfg: RunConfig): RunConfig {
  * back to what the recording code did.
  */
 export function asRecordedInWorkflow(cfg: RunConfig): RunConfig {
-  const copy = JSON.parse(JSON.stringify(cfg)) as { task: Record<string, unknown> & { rl: Record<string, unknown> }; eval: Record<string, unknown>; compare: Record<string, unknown> };
+  const copy = JSON.parse(JSON.stringify(cfg)) as { task: Record<string, unknown> & { rl: Record<string, unknown> }; rl: Record<string, unknown>; eval: Record<string, unknown>; compare: Record<string, unknown> };
+  delete copy.rl.microBatch;
   delete copy.task.split;
   delete copy.task.rl.testProblems;
   if (copy.task.grid && typeof copy.task.grid === 'object') delete (copy.task.grid as Record<string, unknown>).testLayouts;

@@ -10,7 +10,7 @@ import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
 import { mixSeed, mulberry32 } from '../model/rng';
-import { sequenceLogprobs, trainedTokensOf, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
+import { rowsByLength, sequenceLogprobs, trainedTokensOf, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
 import { stalenessHistogram } from './off-policy';
 import { buildPgBatch } from './grpo';
 import type { SampleCredit } from '../contracts/rollout-record';
@@ -38,6 +38,11 @@ export interface GrpoUpdateOptions {
   resetOptimizer: boolean;
   /** Bounds peak memory; gradients of the micro-batches are summed into one update. */
   microBatchRows: number;
+  /**
+   * Micro-batches (and the reference and proximal scoring passes) cut from rows sorted by length:
+   * less padding, the same update up to float rounding (rl.microBatch.byLength). Default false.
+   */
+  byLength?: boolean;
   /** Seeds the mini-batch shuffle: the same seed gives the same bytes (a retried activity). */
   seed: number;
   /** The frozen policy RL started from; required by useKlLoss and useKlInReward. */
@@ -109,6 +114,8 @@ export interface GrpoUpdateResult {
   meanResponseLength: number;
   /** Tokens through the forward and backward passes over all optimiser steps, and the seconds they took. */
   tokensRun: number;
+  /** The positions those passes computed, padding included (rl.microBatch.byLength lowers it). */
+  paddedTokensRun: number;
   updateSeconds: number;
   /** Samples with no trained token (empty or fully masked response), left out: they add nothing. */
   skipped: number;
@@ -147,10 +154,11 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
   const { rl } = opts;
   const pg = pgLossOptions(rl);
   const progress = opts.onProgress ?? (async () => {});
-  const refLogprobs = rl.useKlLoss || rl.useKlInReward ? await referenceLogprobs(ckpt, samples, requireReference(ckpt, opts.reference), pg.temperature, progress, 'reference') : undefined;
+  const byLength = opts.byLength ?? false;
+  const refLogprobs = rl.useKlLoss || rl.useKlInReward ? await referenceLogprobs(ckpt, samples, requireReference(ckpt, opts.reference), pg.temperature, progress, 'reference', byLength) : undefined;
   const correction = rl.async && rl.async.maxStaleness > 0 && opts.policyVersion !== undefined ? rl.async.correction : 'none';
   // π_prox: the policy as this update starts, scored on every sample (what the ratio is taken against).
-  const prox = correction !== 'none' ? await referenceLogprobs(ckpt, samples, ckpt, pg.temperature, progress, 'proximal') : undefined;
+  const prox = correction !== 'none' ? await referenceLogprobs(ckpt, samples, ckpt, pg.temperature, progress, 'proximal', byLength) : undefined;
   const built = buildPgBatch(samples, {
     maxSeq: ckpt.config.maxSeq,
     normAdvByStd: rl.normAdvByStd,
@@ -175,7 +183,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       optimizer.setState({ ...ckpt.optimizer, config: { ...ckpt.optimizer.config, clipNorm: rl.gradClip } });
     }
     const started = performance.now();
-    const acc = { tokensRun: 0, steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0, entropyWeight: 0 };
+    const acc = { tokensRun: 0, paddedTokensRun: 0, steps: 0, loss: 0, pgLoss: 0, klLoss: 0, gradNorm: 0, finiteNorms: 0, gradNormLast: 0, nonFinite: 0, tokens: 0, clipped: 0, clippedLower: 0, approxKl: 0, entropy: 0, entropyWeight: 0 };
     const plan: number[][][] = [];
     for (let epoch = 0; epoch < rl.ppoEpochs && rows > 0; epoch++) {
       plan.push(miniBatchRows(built.rowGroups, rl.miniBatches, mulberry32(mixSeed(opts.seed, epoch))));
@@ -186,12 +194,14 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
         const sub = selectRows(batch, part, onPolicy);
         const r = await trainStepAsync(model, sub, optimizer, rl.learningRate, {
           microBatchRows: opts.microBatchRows,
+          byLength,
           pg,
           onMicroBatch: (microBatch, microBatches) => progress({ phase: 'update', done: acc.steps, total, microBatch, microBatches }),
         });
         if (!Number.isFinite(r.loss)) throw new Error(`GRPO loss is ${r.loss} at step ${opts.step}`);
         acc.steps++;
         acc.tokensRun += r.tokensRun ?? 0;
+        acc.paddedTokensRun += r.paddedTokensRun ?? 0;
         acc.loss += r.loss;
         acc.pgLoss += r.pgLoss ?? 0;
         acc.klLoss += r.klLoss ?? 0;
@@ -239,6 +249,7 @@ export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[]
       rows,
       meanResponseLength: rows === 0 ? 0 : built.responseLengths.reduce((a, b) => a + b, 0) / rows,
       tokensRun: acc.tokensRun,
+      paddedTokensRun: acc.paddedTokensRun,
       updateSeconds: (performance.now() - started) / 1000,
       skipped: built.skipped,
       tooLong: built.tooLong,
@@ -272,10 +283,13 @@ async function referenceLogprobs(
   temperature: number,
   progress: (p: GrpoProgress) => Promise<void>,
   phase: 'reference' | 'proximal',
+  byLength: boolean,
 ): Promise<Array<number[] | undefined>> {
-  const wanted = samples
+  const scored = samples
     .map((s, i) => ({ s, i }))
     .filter(({ s }) => s.promptTokens.length + s.responseTokens.length <= ckpt.config.maxSeq && s.lossMask.some((m) => m > 0));
+  // Each sample's logprobs land at its own index, so the order only decides which rows share a pass.
+  const wanted = byLength ? rowsByLength(scored.map(({ s }) => [...s.promptTokens, ...s.responseTokens])).map((k) => scored[k]!) : scored;
   const out = new Array<number[] | undefined>(samples.length).fill(undefined);
   const model = Gpt.fromWeights(ref.config, ref.weights);
   try {

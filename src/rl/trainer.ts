@@ -76,6 +76,8 @@ export interface TrainStepResult extends Partial<PgStepStats> {
   gradNorm: number;
   /** Tokens of the rows that went through the forward and backward passes (all of each row). */
   tokensRun?: number;
+  /** Positions those passes computed, padding included (each pass pads its rows to its longest). */
+  paddedTokensRun?: number;
   /** Rows with at least one trained token (the seq-mean modes' denominator). */
   seqs?: number;
 }
@@ -97,6 +99,8 @@ export interface Gradients {
   loss: number;
   /** Tokens that contributed to the loss. */
   tokens: number;
+  /** Positions the pass computed: rows × the longest row's length. */
+  padded?: number;
   /** Policy-gradient batches only: token sums of the statistics, and the batch's loss shares. */
   pg?: PgSums;
   /** d loss / d weight by weight name (weightShapes names); the caller disposes them. */
@@ -180,7 +184,7 @@ export function computeGradients(model: Gpt, batch: TrainBatch, options: Gradien
   }
   tf.dispose([value, mask, ...[adv, old, ref, weights].filter((t): t is tf.Tensor2D => t !== undefined)]);
   disposePacked(p);
-  return { loss, tokens: count, grads: named, ...(sums ? { pg: sums } : {}) };
+  return { loss, tokens: count, padded: p.rows * p.len, grads: named, ...(sums ? { pg: sums } : {}) };
 }
 
 export interface TrainStepOptions {
@@ -189,6 +193,12 @@ export interface TrainStepOptions {
    * optimiser update, so the result equals one full-batch step with less peak memory.
    */
   microBatchRows?: number;
+  /**
+   * Cut the micro-batches from the rows sorted by length (ties in batch order), so rows of similar
+   * length share a pass and less padding is computed; the sum of the passes' gradients, and so the
+   * update, is the same up to float rounding. Default false: the batch's own order.
+   */
+  byLength?: boolean;
   /** Policy-gradient objective (batches with advantages); default DEFAULT_PG_LOSS. */
   pg?: PgLossOptions;
 }
@@ -243,11 +253,14 @@ function* microBatchSteps(
   // (nor to the clip fractions): it still counts in the denominators (norm, over every row), but
   // its forward and backward passes are skipped. Flat GRPO groups are most rows after SFT.
   // The KL and entropy metrics still cover them: a forward pass alone (no tape, no backward).
-  const { work, skipped } = pg && pg.entropyCoeff === 0 && !pg.klLoss ? splitZeroAdvantageRows(batch) : { work: batch, skipped: undefined };
+  const split = pg && pg.entropyCoeff === 0 && !pg.klLoss ? splitZeroAdvantageRows(batch) : { work: batch, skipped: undefined };
+  const work = options.byLength ? sortedByLength(split.work) : split.work;
+  const skipped = options.byLength && split.skipped ? sortedByLength(split.skipped) : split.skipped;
   const parts = Math.ceil(work.tokens.length / size);
   const metricParts = skipped ? Math.ceil(skipped.tokens.length / size) : 0;
   const total = parts + metricParts;
   let loss = 0;
+  let padded = 0;
   let sums: PgSums | undefined;
   let acc: tf.NamedTensorMap = {};
   try {
@@ -255,6 +268,7 @@ function* microBatchSteps(
       const part = parts === 1 ? work : sliceRows(work, i * size, (i + 1) * size);
       const g = computeGradients(model, part, { norm, ...(pg ? { pg } : {}) });
       loss += g.loss;
+      padded += g.padded ?? 0;
       if (g.pg) sums = addSums(sums, g.pg);
       acc = accumulate(acc, g.grads);
       yield { done: i + 1, total };
@@ -266,7 +280,7 @@ function* microBatchSteps(
       yield { done: parts + i + 1, total };
     }
     const gradNorm = optimizer.apply(acc, lr);
-    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm, tokensRun: work.tokens.reduce((n, row) => n + row.length, 0), seqs: norm.seqs };
+    const result: TrainStepResult = { loss, tokens: norm.tokens, gradNorm, tokensRun: work.tokens.reduce((n, row) => n + row.length, 0), paddedTokensRun: padded, seqs: norm.seqs };
     if (sums) {
       Object.assign(result, {
         pgLoss: sums.pgLoss,
@@ -292,6 +306,16 @@ function splitZeroAdvantageRows(batch: TrainBatch): { work: TrainBatch; skipped:
   if (keep.length === batch.tokens.length || keep.length === 0) return { work: batch, skipped: undefined };
   const drop = batch.tokens.flatMap((_, i) => (batch.advantages![i] === 0 ? [i] : []));
   return { work: pickRows(batch, keep), skipped: pickRows(batch, drop) };
+}
+
+/** The batch's rows shortest first, ties in their order (TrainStepOptions.byLength). */
+function sortedByLength(batch: TrainBatch): TrainBatch {
+  return pickRows(batch, rowsByLength(batch.tokens));
+}
+
+/** Indices of the rows, shortest first, ties in their order. */
+export function rowsByLength(rows: readonly (readonly number[])[]): number[] {
+  return rows.map((_, i) => i).sort((a, b) => rows[a]!.length - rows[b]!.length || a - b);
 }
 
 function pickRows(batch: TrainBatch, rows: readonly number[]): TrainBatch {

@@ -47,7 +47,7 @@ test('issue 24 keys: a config recorded before them splits whole expressions, has
   expect(cfg.task.rl.testProblems).toBe(256);
   expect(cfg.compare.sftBudget).toEqual({ sequences: 12_800 });
   const old = withRecordedDefaults(
-    recordedWithout(cfg, [['task', 'split'], ['task.rl', 'testProblems'], ['eval', 'passAtK'], ['compare', 'sftBudget'], ['compare', 'rft'], ['compare', 'filteredSft']]),
+    recordedWithout(cfg, [['task', 'split'], ['task.rl', 'testProblems'], ['eval', 'passAtK'], ['compare', 'sftBudget'], ['compare', 'rft'], ['compare', 'filteredSft'], ['rl', 'microBatch']]),
   );
   expect(old.task.split).toBe('expression');
   expect(old.task.rl.testProblems).toBe(0);
@@ -56,4 +56,12 @@ test('issue 24 keys: a config recorded before them splits whole expressions, has
   // A config that has them keeps them; one parsed inside a workflow (the oldest histories) gets the old behaviour.
   expect(withRecordedDefaults(cfg)).toEqual(cfg);
   expect(asRecordedInWorkflow(cfg)).toEqual(old);
+});
+
+test('rl.microBatch: a config recorded before it runs 16 rows per pass in the mini-batch\'s order', () => {
+  const cfg = parseRunConfig({});
+  expect(cfg.rl.microBatch).toEqual({ rows: 16, byLength: true });
+  expect(withRecordedDefaults(recordedWithout(cfg, [['rl', 'microBatch']])).rl.microBatch).toEqual({ rows: 16, byLength: false });
+  expect(withRecordedDefaults(parseRunConfig({ rl: { microBatch: { rows: 8 } } })).rl.microBatch).toEqual({ rows: 8, byLength: true });
+  expect(asRecordedInWorkflow(cfg).rl.microBatch).toEqual({ rows: 16, byLength: false });
 });

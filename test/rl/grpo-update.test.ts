@@ -10,7 +10,7 @@ import type { Checkpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
 import { mulberry32 } from '../../src/model/rng';
-import { sequenceLogprobs } from '../../src/rl/trainer';
+import { rowsByLength, sequenceLogprobs } from '../../src/rl/trainer';
 import { miniBatchRows, runGrpoUpdate, type GrpoProgress, type GrpoUpdateOptions } from '../../src/rl/grpo-update';
 
 const config = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };
@@ -112,6 +112,37 @@ test('the same seed gives the same bytes; another seed shuffles mini-batches dif
   for (const [name, w] of Object.entries(a.checkpoint.weights)) expect(Buffer.from(w.buffer).equals(Buffer.from(b.checkpoint.weights[name]!.buffer))).toBe(true);
   const differs = Object.entries(a.checkpoint.weights).some(([name, w]) => !Buffer.from(w.buffer).equals(Buffer.from(c.checkpoint.weights[name]!.buffer)));
   expect(differs).toBe(true);
+});
+
+describe('micro-batches cut by length (rl.microBatch.byLength)', () => {
+  const maxDiff = (a: Checkpoint, b: Checkpoint): number =>
+    Math.max(...Object.keys(a.weights).map((k) => Math.max(...Array.from(a.weights[k]!).map((v, i) => Math.abs(v - b.weights[k]![i]!)))));
+
+  test('rowsByLength: shortest first, ties in their order', () => {
+    expect(rowsByLength([[1, 2, 3], [1], [1, 2], [4], [1, 2, 3, 4]])).toEqual([1, 3, 2, 0, 4]);
+  });
+
+  test('the same update and metrics up to float rounding, with epochs × mini-batches and the proximal pass', async () => {
+    // Responses of 3–5 tokens in passes of 3 rows: sorting changes which rows share a pass, so only
+    // the order of the gradients' float sums differs. Adam divides by the gradient's scale, which
+    // lifts that rounding on near-zero gradients to about 1e-5 of the step, compounding over steps:
+    // hence a realistic learning rate and a bound relative to how far the weights moved.
+    for (const [rl, extra] of [
+      [{ ppoEpochs: 2, miniBatches: 2, learningRate: 3e-4 }, {}],
+      [{ ppoEpochs: 2, miniBatches: 2, learningRate: 3e-4, async: { maxStaleness: 1, correction: 'decoupled', isCap: 5 } }, { policyVersion: 2 }],
+    ] as const) {
+      const plain = await runGrpoUpdate(ckpt, samples, options(rl, extra));
+      const sorted = await runGrpoUpdate(ckpt, samples, options(rl, { ...extra, byLength: true }));
+      const moved = maxDiff(plain.checkpoint, ckpt);
+      expect(moved).toBeGreaterThan(1e-4);
+      expect(maxDiff(plain.checkpoint, sorted.checkpoint)).toBeLessThan(1e-3 * moved);
+      for (const key of ['loss', 'pgLoss', 'approxKl', 'entropy', 'gradNorm', 'pgClipFrac'] as const) expect(sorted[key]).toBeCloseTo(plain[key], 5);
+      expect(sorted.tokensRun).toBe(plain.tokensRun);
+      // What sorting is for: fewer padded positions computed for the same rows.
+      expect(sorted.paddedTokensRun).toBeLessThan(plain.paddedTokensRun);
+      expect(sorted.optimizerSteps).toBe(plain.optimizerSteps);
+    }
+  });
 });
 
 test('miniBatchRows keeps groups whole, covers every row once and drops empty mini-batches', () => {

@@ -5,7 +5,7 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createOracleInferenceActivities, type OracleCall, type ScriptedCompletion } from '../../activities/oracle-inference';
-import type { GenerateInput } from '../../activities/inference';
+import type { GenerateBatchInput, GenerateInput } from '../../activities/inference';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
@@ -13,11 +13,11 @@ import type { RunConfigInput } from '../../src/config/schema';
 import type { Sample } from '../../src/domain/types';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { resolveLimits } from '../../src/planact/episode';
-import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActJobResult, SampleSetRef } from '../../src/contracts/plan-act';
+import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, PlanActJobResult, SampleSetRef } from '../../src/contracts/plan-act';
 import { FELL_BACK, ROLE } from '../../workflows/search-attributes';
 import { jobStateQuery, TASK_QUEUES } from '../../workflows/shared';
 import type { WeightsInfo } from '../../src/contracts/weights';
-import { historyPayloads, longestNumberArray } from '../helpers/history';
+import { historyPayloads, longestNumberArray, scheduledInputs } from '../helpers/history';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const ORACLE_LATENCY_MS = 300;
@@ -265,6 +265,59 @@ describe('planActEpisode', () => {
     expect(planner[0]!.metadata).toMatchObject({ role: 'planner', turn: 1, weightVersion: 0 });
     expect(planner[0]!.responseTokens.length).toBeGreaterThan(0);
     expect(planner[0]!.logprobs.every((lp) => lp <= 0 && Number.isFinite(lp))).toBe(true);
+  });
+});
+
+describe('planActEpisodes: the requests a group makes together go as one activity', () => {
+  async function runGroup(inputs: PlanActEpisodeInput[]) {
+    const handle = await env.client.workflow.start('planActEpisodes', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('group'), args: [inputs] });
+    const result = (await handle.result()) as PlanActGroupResult;
+    const history = await handle.fetchHistory();
+    return {
+      result,
+      generateBatches: scheduledInputs<GenerateBatchInput>(history, 'generateBatch').map((b) => b.requests),
+      calcBatches: scheduledInputs<{ expressions: string[] }>(history, 'calcBatch').map((b) => b.expressions),
+      perRequest: scheduledInputs<unknown>(history, 'generate').length + scheduledInputs<unknown>(history, 'calcWithAttempt').length,
+    };
+  }
+
+  it('one generateBatch per wave of the group and one calcBatch per wave of tool calls, every episode as it plays alone', async () => {
+    // Four episodes of one problem: each plans two acts, then a third, then answers (9 generations, 3 calculator calls).
+    const group = [0, 1, 2, 3].map(() => episodeInput('12+34+56+78'));
+    const { result, generateBatches, calcBatches, perRequest } = await runGroup(group);
+    expect(perRequest).toBe(0);
+    // The waves: plans, the acts' tool calls, their answers, plans, act 3's tool call, its answer, answers.
+    expect(generateBatches.map((b) => b.length)).toEqual([4, 8, 8, 4, 4, 4, 4]);
+    expect(generateBatches[0]!.every((r) => r.role === 'planner')).toBe(true);
+    expect(calcBatches).toEqual([Array(4).fill(['12+34', '56+78']).flat(), Array(4).fill('46+134')]);
+    expect(result.episodes).toHaveLength(4);
+    const alone = (await runEpisode(episodeInput('12+34+56+78'))).result;
+    for (const e of result.episodes) {
+      expect(e).toMatchObject({ status: 'answered', answer: '180', reward: 1 });
+      expect(e.metrics).toMatchObject({ turns: 3, acts: 3, generations: 9, maxConcurrentActs: 2, tools: { calls: 3, failures: 0, retries: 0 } });
+      expect(e.turns.map((t) => t.results)).toEqual(alone.turns.map((t) => t.results));
+    }
+    const actor = await samplesOf(result.samples.actor);
+    expect(actor).toHaveLength(4 * 6);
+  });
+
+  it("one episode's bad calculator input is its own: the other episode of the batch gets its value", async () => {
+    // Problems no other test scripts: 17+9's actor writes an expression the calculator refuses.
+    scripts.set('17+9', (i) => {
+      if (i.role !== 'actor') return undefined;
+      return i.prompt.includes('<result>') ? { text: 'oops', finishReason: 'eos' } : { text: '<calc>17/9</calc>', finishReason: 'stop' };
+    });
+    try {
+      const { result, calcBatches } = await runGroup([episodeInput('17+9'), episodeInput('19+6')]);
+      expect(calcBatches).toEqual([['17/9', '19+6']]);
+      const [bad, good] = result.episodes;
+      expect(bad!.failure?.code).toBe('actor-bad-answer');
+      expect(bad!.metrics.tools).toMatchObject({ calls: 1, failures: 1, retries: 0 });
+      expect(good).toMatchObject({ status: 'answered', answer: '25', reward: 1 });
+      expect(good!.metrics.tools).toMatchObject({ calls: 1, failures: 0, retries: 0 });
+    } finally {
+      scripts.delete('17+9');
+    }
   });
 });
 

@@ -1,0 +1,80 @@
+/**
+ * How an episode workflow reaches the inference and tools queues: the requests its episodes make in
+ * one activation go as one generateBatch / calcBatch activity per queue (workflows/request-batcher.ts),
+ * or, in histories recorded before that (no 'batched-requests' marker), one activity per request.
+ */
+import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import type { GenerateInput, GenerateResult } from '../activities/inference';
+import type { RunConfig } from '../src/config/schema';
+import type { BatchOutcome } from '../src/contracts/batch';
+import { generateBatchProxy, generateProxy, planActProxies } from './activity-proxies';
+import { batchPerActivation } from './request-batcher';
+import { TASK_QUEUES } from './shared';
+
+/** The calculator's answer to one call, with the attempt that gave it (tool metrics count retries). */
+export type CalcAnswer = { value: string; attempt: number } | { inputError: string; attempt: number };
+
+export interface EpisodeCalls {
+  /** One completion from the inference queue given (default: the project's). */
+  generate(input: GenerateInput, taskQueue?: string): Promise<GenerateResult>;
+  /** One calculator call; rejects only when the calculator stays unavailable through its retries. */
+  calc(expression: string): Promise<CalcAnswer>;
+}
+
+/** The patch that batches an episode workflow's requests; decided once, before the workflow's first command. */
+export const BATCHED_REQUESTS_PATCH = 'batched-requests';
+
+export function episodeCalls(t: RunConfig['timeouts']): EpisodeCalls {
+  return patched(BATCHED_REQUESTS_PATCH) ? batchedCalls(t) : perRequestCalls(t);
+}
+
+/** One activity per request (generate, calcWithAttempt), as histories recorded before batching have them. */
+export function perRequestCalls(t: RunConfig['timeouts']): EpisodeCalls {
+  const { tools } = planActProxies(t);
+  const generators = new Map<string, ReturnType<typeof generateProxy>>();
+  return {
+    generate(input, taskQueue = TASK_QUEUES.inference) {
+      let generate = generators.get(taskQueue);
+      if (!generate) generators.set(taskQueue, (generate = generateProxy(t, taskQueue)));
+      return generate(input);
+    },
+    async calc(expression) {
+      try {
+        return await tools.calcWithAttempt({ expression });
+      } catch (err) {
+        const cause = err instanceof ActivityFailure ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === 'CalcInputError') return { inputError: cause.message, attempt: attemptOf(cause) };
+        throw err;
+      }
+    },
+  };
+}
+
+/** Each activation's requests as one activity per inference queue, and one for the calculator. */
+function batchedCalls(t: RunConfig['timeouts']): EpisodeCalls {
+  const { tools } = planActProxies(t);
+  const generators = new Map<string, (input: GenerateInput) => Promise<GenerateResult>>();
+  const calc = batchPerActivation(async (expressions: string[]): Promise<Array<BatchOutcome<CalcAnswer>>> => {
+    const { outcomes, attempt } = await tools.calcBatch({ expressions });
+    // Bad input is the actor's mistake, answered to it; it is no failure of the call.
+    return outcomes.map((o) => ({ ok: 'ok' in o ? { value: o.ok, attempt } : { inputError: o.failed.message, attempt } }));
+  });
+  return {
+    generate(input, taskQueue = TASK_QUEUES.inference) {
+      let generate = generators.get(taskQueue);
+      if (!generate) {
+        const batch = generateBatchProxy(t, taskQueue);
+        generators.set(taskQueue, (generate = batchPerActivation((requests: GenerateInput[]) => batch({ requests }))));
+      }
+      return generate(input);
+    },
+    calc,
+  };
+}
+
+/** The attempt a CalcInputError names in its details (1 when it names none). */
+function attemptOf(failure: ApplicationFailure): number {
+  const details = failure.details?.[0];
+  const attempt = details && typeof details === 'object' && 'attempt' in details ? Number(details.attempt) : 1;
+  return Number.isInteger(attempt) && attempt >= 1 ? attempt : 1;
+}
