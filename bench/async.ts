@@ -6,9 +6,10 @@
  * samples: every schedule trains the same steps of the same batch size), per seed and as mean ±
  * spread, and the async/sync speed ratio per seed.
  *
- * --simulate-gpu-ms L adds L ms to every generate activity, the time a GPU engine on other devices
- * would take: the rollout then waits instead of computing, as in a deployment where inference and
- * training do not share a CPU (bench:planact's stand-in for an LLM engine, the same idea).
+ * --simulate-gpu-ms L adds L ms to every generate activity (an episode workflow's batch of requests
+ * waits once, as a GPU engine serves a batch's rows together), the time a GPU engine on other
+ * devices would take: the rollout then waits instead of computing, as in a deployment where
+ * inference and training do not share a CPU (bench:planact's stand-in for an LLM engine, the same idea).
  *
  * --engine vllm plays the RL rollouts on a real vLLM server (the CPU build setup installs, started
  * here on a free port), the weights synced into it every step (configs/vllm.yaml's setting): an
@@ -17,14 +18,18 @@
  * is real, so --simulate-gpu-ms is refused with it.
  *
  * --layout trainer-apart (the default) is the main job's layout for asynchronous RL: every queue in
- * the bench's process but the training queue, which has a process of its own (nothing niced).
- * --layout processes runs each task queue's workers in a process of its own, as a
- * deployment does, with every worker process but the trainer's, the dev server and vLLM at nice --nice (10;
- * 0: not niced): the update, which every later step waits for, keeps a core. --layout one-process
- * hosts them all in the bench's process, where tfjs's synchronous training holds the event loop
- * the rollouts need (docs/async-rl.md, "Where the time goes").
+ * the bench's process but the training queue, which has a process of its own; with --nice N (10 by
+ * default, 0: none) the bench's process and the dev server (and vLLM) run at nice +N, so the update,
+ * which every later step waits for, keeps its core. --layout processes runs each task queue's
+ * workers in a process of its own, as a deployment does, every one but the trainer's, the dev server
+ * and vLLM at nice +N. --layout one-process hosts them all in the bench's process, where tfjs's
+ * synchronous training holds the event loop the rollouts need (docs/async-rl.md, "Where the time goes").
  *
- *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout trainer-apart|processes|one-process --nice 10 (processes only)]
+ * Besides the tables, it prints where the CPU went over each run's RL phase (core-seconds per RL step
+ * of the dev server, the bench's process, each worker process and the whole machine) and on stderr
+ * the activities this process's workers ran per RL step.
+ *
+ *   npm run build && npm run bench:async [-- --seeds 1,2,3 --modes 0,1,2 --sft-steps 300 --rl-steps 16 --simulate-gpu-ms 0 --engine embedded --layout trainer-apart|processes|one-process --nice 10]
  *   --tiny: a seconds-long smoke run (tiny model, two RL steps).
  */
 import fs from 'node:fs';

@@ -6,12 +6,17 @@
  * plus the GRPO update's own throughput: tokens through forward and backward per second of update.
  *
  *   npm run build && npm run bench:rl [-- --config configs/default.yaml --sft-steps 100 --rl-steps 6]
+ *
+ * --by-length false,true: one SFT run, then its RL phase once per value of rl.microBatch.byLength
+ * (in the order given), from the same checkpoint: the update's seconds and the positions its passes
+ * computed (padding included) side by side, per step and in sum.
  */
 import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import { REPO_ROOT } from '../src/paths';
-import { startLocalStack } from '../scripts/lib/local-stack';
+import { startLocalStack, type LocalStack } from '../scripts/lib/local-stack';
+import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import { TASK_QUEUES } from '../workflows/shared';
 import type { RlPoint, TrainingRunResult } from '../src/contracts/training-run';
 import { arg } from './lib/args';
@@ -39,6 +44,15 @@ async function main(): Promise<void> {
     compare: { moreSft: false },
   };
   const stack = await startLocalStack({ label: 'bench-rl', queues: ['orchestration', 'inference', 'training', 'tools'] });
+  const byLength = arg('by-length', '');
+  if (byLength) {
+    try {
+      await compareByLength(stack, config, byLength.split(',').map((v) => parseBool(v.trim())));
+    } finally {
+      await stack.stop();
+    }
+    return;
+  }
   try {
     const handle = await stack.client.workflow.start('trainingRun', {
       taskQueue: TASK_QUEUES.orchestration,
@@ -73,6 +87,32 @@ async function main(): Promise<void> {
     console.log(`  GRPO update throughput (${result.backend}): ${(tokens / secs).toFixed(0)} tokens/s through forward + backward (${tokens} tokens in ${secs.toFixed(1)} s)`);
   } finally {
     await stack.stop();
+  }
+}
+
+function parseBool(v: string): boolean {
+  if (v !== 'true' && v !== 'false') throw new Error(`--by-length takes true and false, got ${v}`);
+  return v === 'true';
+}
+
+/** One SFT run, then its RL phase once per rl.microBatch.byLength value, from that checkpoint. */
+async function compareByLength(stack: LocalStack, config: RunConfigInput & Pick<RunConfig, 'sft' | 'rl'>, values: boolean[]): Promise<void> {
+  const run = async (id: string, cfg: RunConfigInput): Promise<TrainingRunResult> =>
+    (await (await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [cfg] })).result()) as TrainingRunResult;
+  const stamp = Date.now();
+  const sftId = `bench-rl-sft-${stamp}`;
+  await run(sftId, { ...config, rl: { ...config.rl, steps: 0 } });
+  console.log(`${config.sft.steps} SFT steps, then ${config.rl.steps} RL steps of ${config.rl.promptsPerStep} prompts × ${config.rl.groupSize} from that checkpoint per rl.microBatch.byLength; ${config.rl.ppoEpochs} epochs × ${config.rl.miniBatches} mini-batches, ${config.rl.microBatch.rows} rows per pass`);
+  console.log('');
+  console.log('| byLength | update s/step (mean) | train phase s/step | positions computed/step (padding included) | tokens of the rows/step | padded / rows | RL wall (s) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const [i, value] of values.entries()) {
+    const r = await run(`bench-rl-${i}-${value}-${stamp}`, { ...config, init: { fromRun: sftId }, sft: { ...config.sft, steps: 0 }, rl: { ...config.rl, microBatch: { ...config.rl.microBatch, byLength: value } } });
+    const per = (f: (p: RlPoint) => number) => r.rl.reduce((n, p) => n + f(p), 0) / r.rl.length;
+    const padded = per((p) => p.update?.paddedTokensRun ?? NaN);
+    const tokens = per((p) => p.update?.tokensRun ?? NaN);
+    const wall = r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
+    console.log(`| ${value} | ${per((p) => p.update?.updateSeconds ?? NaN).toFixed(2)} | ${per((p) => p.seconds.train).toFixed(2)} | ${padded.toFixed(0)} | ${tokens.toFixed(0)} | ${(padded / tokens).toFixed(2)} | ${wall.toFixed(1)} |`);
   }
 }
 

@@ -324,6 +324,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         meanResponseLength: update.meanResponseLength,
         optimizerSteps: update.optimizerSteps,
         tokensRun: update.tokensRun,
+        // Absent from updates recorded before it was counted.
+        ...(update.paddedTokensRun !== undefined ? { paddedTokensRun: update.paddedTokensRun } : {}),
         updateSeconds: update.updateSeconds,
         ...(update.klLoss !== undefined ? { klLoss: update.klLoss } : {}),
       },

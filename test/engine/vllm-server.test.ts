@@ -15,7 +15,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createInferenceActivities, type GenerateInput, type GenerateResult, type SyncRemoteWeightsInput } from '../../activities/inference';
+import { createInferenceActivities, type GenerateBatchInput, type GenerateInput, type GenerateResult, type SyncRemoteWeightsInput } from '../../activities/inference';
+import type { BatchOutcome } from '../../src/contracts/batch';
 import { names } from '../../activities/names';
 import { readSamples } from '../../activities/samples';
 import type { SamplingParams } from '../../src/domain/types';
@@ -299,15 +300,17 @@ describe('asynchronous trainingRun on the vLLM server (partial rollouts)', () =>
         if (type === 'syncRemoteWeights' && (input.args[0] as SyncRemoteWeightsInput).weights.version === onV1 + 1) {
           await waitFor(ctx, async () => firstCallsDone >= firstCallsWanted);
         }
-        if (type !== 'generate') return next(input);
-        const call = input.args[0] as GenerateInput;
-        if (call.weights.version !== onV1) return next(input);
-        if ((call.messageStarts?.length ?? 1) > 1) {
+        // An episode workflow sends the calls its episodes make together as one generateBatch: the
+        // first calls of a rollout's episodes go together, before any later call is made.
+        if (type !== 'generateBatch') return next(input);
+        const calls = (input.args[0] as GenerateBatchInput).requests.filter((c) => c.weights.version === onV1);
+        if (calls.length === 0) return next(input);
+        if (calls.some((c) => (c.messageStarts?.length ?? 1) > 1)) {
           await waitFor(ctx, async () => Number((await servedWeightVersion(baseUrl)) ?? -1) > onV1);
           return next(input);
         }
-        const out = (await next(input)) as GenerateResult;
-        if (out.weightVersion === onV1) firstCallsDone += 1;
+        const out = (await next(input)) as Array<BatchOutcome<GenerateResult>>;
+        firstCallsDone += out.filter((o) => 'ok' in o && o.ok.weightVersion === onV1).length;
         return out;
       },
     };

@@ -29,7 +29,8 @@ afterAll(async () => {
 
 it('loses and duplicates nothing, and stays within its staleness bound, when the trainer and an inference worker are SIGKILLed', async () => {
   const trainer = workers.spawnFreezingWorker('trainer', 'trainGrpo:start:2');
-  const inference = workers.spawnFreezingWorker('inference', 'generate:start:6');
+  // Rollouts 1 and 2 start together, each a generateBatch per GRPO group (2): the 3rd is rollout 2's.
+  const inference = workers.spawnFreezingWorker('inference', 'generateBatch:start:3');
   const config = tinyRunConfig({
     task: { trainProblems: 40, evalProblems: 4, rl: { evalProblems: 4, testProblems: 0 } },
     eval: { everySteps: 0, rlEverySteps: 0, maxNewTokens: 8 },
@@ -39,7 +40,7 @@ it('loses and duplicates nothing, and stays within its staleness bound, when the
   });
   const { workflowId, handle } = await ctx.startTrainingRun('async-crash', config);
   const frozen = await Promise.all([workers.killWhenFrozen('trainer', trainer), workers.killWhenFrozen('inference', inference)]);
-  expect(frozen).toEqual(['FROZEN trainGrpo {"start":2}', 'FROZEN generate {"start":6}']);
+  expect(frozen).toEqual(['FROZEN trainGrpo {"start":2}', 'FROZEN generateBatch {"start":3}']);
 
   const result = (await handle.result()) as TrainingRunResult;
   expect(result.rl.map((p) => p.step)).toEqual([1, 2, 3, 4]);

@@ -67,6 +67,8 @@ async function historiesBelow(workflowId: string): Promise<HistoryEvent[][]> {
 
 interface ActivityRun {
   type: string;
+  /** A batch activity's requests (generateBatch); 1 for any other. */
+  requests: number;
   identity: string;
   attempt: number;
   completed: boolean;
@@ -74,17 +76,25 @@ interface ActivityRun {
 
 /** Every activity of a history: its type, the identity of the worker that ran its last attempt, that attempt, and whether it completed. */
 function activityRuns(events: HistoryEvent[]): ActivityRun[] {
-  const scheduled = new Map<string, string>();
+  const scheduled = new Map<string, { type: string; requests: number }>();
   const runs = new Map<string, ActivityRun>();
   for (const e of events) {
     const id = String(e.eventId);
-    if (e.activityTaskScheduledEventAttributes) scheduled.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a) scheduled.set(id, { type: a.activityType?.name ?? '?', requests: requestsOf(a.input?.payloads?.[0]?.data) });
     const started = e.activityTaskStartedEventAttributes;
-    if (started) runs.set(String(started.scheduledEventId), { type: scheduled.get(String(started.scheduledEventId))!, identity: started.identity ?? '', attempt: started.attempt ?? 1, completed: false });
+    if (started) runs.set(String(started.scheduledEventId), { ...scheduled.get(String(started.scheduledEventId))!, identity: started.identity ?? '', attempt: started.attempt ?? 1, completed: false });
     const done = e.activityTaskCompletedEventAttributes;
     if (done) runs.get(String(done.scheduledEventId))!.completed = true;
   }
-  return [...scheduled.keys()].map((id) => runs.get(id) ?? { type: scheduled.get(id)!, identity: '', attempt: 0, completed: false });
+  return [...scheduled.keys()].map((id) => runs.get(id) ?? { ...scheduled.get(id)!, identity: '', attempt: 0, completed: false });
+}
+
+/** How many requests an activity's input carries: a batch's requests, else 1. */
+function requestsOf(data: Uint8Array | null | undefined): number {
+  if (!data) return 1;
+  const input = JSON.parse(new TextDecoder().decode(data)) as { requests?: unknown[] } | null;
+  return Array.isArray(input?.requests) ? input.requests.length : 1;
 }
 
 async function scrape(port: number): Promise<string> {
@@ -115,7 +125,7 @@ it('runs a training run with orchestration, two inference, training and tools pr
   for (const [type, entry] of [['trainSft', 'trainer'], ['trainGrpo', 'trainer'], ['writeEpisodeSamples', 'orchestration']] as const) {
     expect([...ranOn(type)]).toEqual([expect.stringMatching(identityOf(pids[entry]!))]);
   }
-  const generateIdentities = [...ranOn('generate')];
+  const generateIdentities = [...ranOn('generateBatch')];
   expect(generateIdentities).toHaveLength(2);
   for (const p of inference) expect(generateIdentities.some((i) => identityOf(p.pid!).test(i))).toBe(true);
   expect(runs.every((r) => r.completed)).toBe(true);
@@ -150,22 +160,23 @@ it('loses and duplicates no sample when an inference process is SIGKILLed mid-ro
   const init = await training.initPolicy({ runId, model: config.model, seed: 5 });
   const weights = await training.publishWeights({ runId, checkpoint: init.checkpoint, version: 0 });
 
-  // Alone on the queue with two slots, the first process must take the first generates; it freezes
-  // as its third starts, so it has completed at least one and holds up to two in flight.
-  const frozen = workers.spawnFreezingWorker('inference', 'generate:start:3', { DURABLE_RL_INFERENCE_CONCURRENCY: '2' });
+  // Alone on the queue with two slots, the first process must take the first batches of generate
+  // requests (one per GRPO group's wave); it freezes as its third starts, so it has completed at
+  // least one and holds up to two in flight.
+  const frozen = workers.spawnFreezingWorker('inference', 'generateBatch:start:3', { DURABLE_RL_INFERENCE_CONCURRENCY: '2' });
   const input: PlanActRolloutInput = { runId, rolloutId: 1, mode: 'shared', config, policies: { planner: { weights }, actor: { weights } } };
   const handle: WorkflowHandle = await client.workflow.start('planActRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: runId, args: [input] });
-  expect(await frozen.frozen).toBe('FROZEN generate {"start":3}');
+  expect(await frozen.frozen).toBe('FROZEN generateBatch {"start":3}');
   const healthy = workers.spawnWorker('inference');
   await workers.killHard(frozen.child);
 
   const summary = (await handle.result()) as RolloutSummary;
   expect(summary.episodes).toBe(8);
 
-  const generates = (await historiesBelow(runId)).flatMap(activityRuns).filter((r) => r.type === 'generate');
-  // Every generation completed exactly once (one activity each, each completed), some after a retry.
+  const generates = (await historiesBelow(runId)).flatMap(activityRuns).filter((r) => r.type === 'generateBatch');
+  // Every generation completed exactly once (in one batch each, each batch completed), some after a retry.
   expect(generates.every((g) => g.completed)).toBe(true);
-  expect(generates).toHaveLength(summary.metrics.generations);
+  expect(generates.reduce((n, g) => n + g.requests, 0)).toBe(summary.metrics.generations);
   const retried = generates.filter((g) => g.attempt > 1);
   expect(retried.length).toBeGreaterThanOrEqual(1);
   expect(retried.length).toBeLessThanOrEqual(2);
