@@ -25,6 +25,15 @@ import { ensureRemoteEngine } from './lib/remote-engine-for-run';
 import { runMain } from './lib/run-main';
 import { ensureNamespace } from './lib/namespace';
 import { startWorkerProcess, type WorkerProcessOptions } from './lib/worker-process';
+import { reniceProcess } from './lib/niced';
+
+/**
+ * Niceness of the rollout side (this process, the local dev server, a vLLM started here) in an
+ * asynchronous run: 1.18× → 1.35× the synchronous schedule's speed with k = 2 on a 2-core machine
+ * (docs/async-rl.md, "Measured"). Nothing else changes: niceness matters only when processes
+ * contend for a core.
+ */
+const ROLLOUT_NICE = 10;
 
 async function main(): Promise<number> {
   const program = new Command()
@@ -81,8 +90,12 @@ async function main(): Promise<number> {
   const server = await ensureServer();
   console.log(`Temporal server: ${server.address}${server.startedHere ? ' (started dev server, SQLite .data/temporal.db)' : ''}`);
 
+  // Asynchronous RL trains while rollouts run: tfjs's synchronous training would hold this
+  // process's event loop, and the rollouts with it, so the trainer gets a process of its own; and
+  // the update is what every later step waits for, so everything else yields it the CPU (nice).
+  const trainerApart = (config.rl.async?.maxStaleness ?? 0) >= 1;
   // configs/vllm.yaml: a real vLLM serves the RL rollouts; started here when it is not running yet.
-  const vllm = await ensureRemoteEngine(config);
+  const vllm = await ensureRemoteEngine(config, trainerApart ? { nice: ROLLOUT_NICE } : {});
   if (vllm) console.log(`vLLM: ${vllm.baseUrl}/v1 (pid ${vllm.pid}), stopped when the run ends`);
 
   // TEMPORAL_NAMESPACE as the separate workers read it (workers/worker-config.ts; empty is unset);
@@ -90,11 +103,14 @@ async function main(): Promise<number> {
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   if (namespace !== 'default') await ensureNamespace(server.address, namespace);
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  // Asynchronous RL trains while rollouts run: tfjs's synchronous training would hold this
-  // process's event loop, and the rollouts with it, so the trainer gets a process of its own.
-  const trainerApart = (config.rl.async?.maxStaleness ?? 0) >= 1;
   const trainer = trainerApart ? await startWorkerProcess(trainerProcessOptions(server.address, namespace)) : undefined;
-  if (trainer) console.log(`trainer:     a process of its own (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)}), for asynchronous RL`);
+  if (trainer) {
+    console.log(`trainer:     a process of its own (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)}), for asynchronous RL`);
+    // After the trainer started (it keeps its priority), before this process's workers start their threads (they inherit).
+    reniceProcess(process.pid, ROLLOUT_NICE);
+    if (server.pid) reniceProcess(server.pid, ROLLOUT_NICE);
+    console.log(`rollouts:    this process${server.pid ? ' and the dev server' : ''}${vllm ? ' and vLLM' : ''} at nice +${ROLLOUT_NICE}, so the update keeps its core`);
+  }
   const workers = await createWorkers({
     connection: nativeConnection,
     namespace,

@@ -17,6 +17,8 @@ export interface ServerHandle {
   address: string;
   uiUrl?: string;
   startedHere: boolean;
+  /** The local dev server's process: started here, or the one its pid file names (absent for TEMPORAL_ADDRESS). */
+  pid?: number;
 }
 
 export async function ensureServer(opts: { headless?: boolean } = {}): Promise<ServerHandle> {
@@ -27,7 +29,8 @@ export async function ensureServer(opts: { headless?: boolean } = {}): Promise<S
   }
   if (await portOpen(LOCAL_ADDRESS)) {
     await waitForServer(LOCAL_ADDRESS, 30_000);
-    return { address: LOCAL_ADDRESS, uiUrl: UI_URL, startedHere: false };
+    const pid = runningDevServerPid();
+    return { address: LOCAL_ADDRESS, uiUrl: UI_URL, startedHere: false, ...(pid ? { pid } : {}) };
   }
   const server = await startDevServer({
     port: 7233,
@@ -37,5 +40,16 @@ export async function ensureServer(opts: { headless?: boolean } = {}): Promise<S
     detached: true,
   });
   fs.writeFileSync(PID_FILE, String(server.pid));
-  return { address: server.address, uiUrl: opts.headless ? undefined : UI_URL, startedHere: true };
+  return { address: server.address, uiUrl: opts.headless ? undefined : UI_URL, startedHere: true, pid: server.pid };
+}
+
+/** The pid in PID_FILE while that process is still a Temporal dev server; undefined otherwise. */
+function runningDevServerPid(): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(PID_FILE, 'utf8').trim());
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return Number.isInteger(pid) && cmdline.includes('start-dev') ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }

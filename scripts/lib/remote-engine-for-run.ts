@@ -11,7 +11,7 @@ import { loadTokenizer } from '../../src/model/tokenizer';
 import { DATA_DIR } from '../../src/paths';
 import { startVllm, type RunningVllm } from './vllm-server';
 
-export async function ensureRemoteEngine(config: RunConfig): Promise<RunningVllm | undefined> {
+export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: number } = {}): Promise<RunningVllm | undefined> {
   const o = config.inference.openai;
   if (config.inference.engine !== 'openai' || !o?.weightSync) return undefined;
   const url = new URL(o.baseUrl);
@@ -26,6 +26,7 @@ export async function ensureRemoteEngine(config: RunConfig): Promise<RunningVllm
     port: Number(url.port || 80),
     servedModelName: o.model,
     logFile,
+    ...(opts.nice ? { nice: opts.nice } : {}),
   });
 }
 

@@ -40,6 +40,17 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
+/** The niceness of every thread of a process (Linux keeps it per thread). */
+const threadNiceness = (pid: number): number[] =>
+  fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Field 19 (nice), counted after the command name's closing parenthesis (fields 3 on).
+      return [Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16])];
+    } catch {
+      return [];
+    }
+  });
 const TRAINER_LINE = /trainer: +a process of its own \(pid (\d+), log \.data\/logs\/trainer\.log\), for asynchronous RL/;
 
 it('trains in a process of its own; a dead trainer stops the job for --resume, a dead job takes its trainer along, and the resumed run trains every step once', async () => {
@@ -59,6 +70,12 @@ it('trains in a process of its own; a dead trainer stops the job for --resume, a
   const first = startMain(['--config', configFile, '--workflow-id', workflowId], env);
   const trainer1 = Number(await waitFor('the trainer process', async () => TRAINER_LINE.exec(first.output())?.[1], 120_000));
   await waitFor('an update in flight', trainGrpoStarted, 180_000);
+  // The rollouts yield the CPU to the update: every thread of the job at nice +10 (its workers' too,
+  // started after), the trainer's at the niceness it started with. (The server is the tests' own.)
+  expect(first.output()).toContain('rollouts:    this process at nice +10, so the update keeps its core');
+  expect(new Set(threadNiceness(first.child.pid!))).toEqual(new Set([10]));
+  expect(threadNiceness(first.child.pid!).length).toBeGreaterThan(4);
+  expect(new Set(threadNiceness(trainer1))).toEqual(new Set([os.getPriority(process.pid)]));
   process.kill(trainer1, 'SIGKILL');
   const stopped = await first.exit;
   expect(stopped.code).toBe(1);
