@@ -2,6 +2,7 @@
  * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
  *   npm run build && node dist/bench/planact-overhead.js [--latency 5000] [--jitter 0.5] [--episodes 1,8,64]
  *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
+ *     [--batch-requests true,false: the Temporal path once per rollout.batchRequests value, default true]
  *     [--barrier-rollouts 100]
  *
  * Overhead: the same rollout (N episodes of 4-term problems, N / group GRPO groups; each episode has
@@ -31,7 +32,8 @@
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import type { GenerateInput } from '../activities/inference';
+import type { GenerateBatchInput, GenerateInput } from '../activities/inference';
+import { settleBatch } from '../activities/batch';
 import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activities/oracle-inference';
 import { createSampleActivities } from '../activities/samples';
 import { createToolActivities } from '../activities/tools';
@@ -65,7 +67,21 @@ const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', '100'));
 const GROUP = Number(arg('group', '4'));
 /** Episodes per child workflow (planActRollout's episodesPerWorkflow); default: one child per group. */
 const PER_WORKFLOW = flag('per-workflow') ? Number(arg('per-workflow', '1')) : undefined;
+/**
+ * rollout.batchRequests of the Temporal path, one row per value: true (the default) sends an episode
+ * workflow's calls of one activation as one activity, whose episodes then wait for its slowest call;
+ * false, one activity per call.
+ */
+const BATCH_REQUESTS = arg('batch-requests', 'true').split(',').map((v) => {
+  if (v !== 'true' && v !== 'false') throw new Error(`--batch-requests takes true and false, got ${v}`);
+  return v === 'true';
+});
 const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
+
+/** The config with rollout.batchRequests set. */
+function withBatching(cfg: RunConfig, batchRequests: boolean): RunConfig {
+  return { ...cfg, rollout: { ...cfg.rollout, batchRequests } };
+}
 
 function config(overrides: RunConfigInput): RunConfig {
   return parseRunConfig({
@@ -102,21 +118,24 @@ async function main(): Promise<void> {
     queues: ['orchestration', 'tools'],
     extraWorkers: async (connection, store) => {
       const oracle = createOracleInferenceActivities({ store });
+      const generate = async (input: GenerateInput) => {
+        const started = Date.now();
+        if (input.role === 'planner') {
+          const caller = Context.current().info.workflowExecution?.workflowId ?? '';
+          const session = caller.split('/')[0] ?? caller;
+          if (!firstPlanner.has(session)) firstPlanner.set(session, started);
+        }
+        await new Promise((r) => setTimeout(r, requestLatency(latency.ms, input.role, input.prompt)));
+        return oracle.generate(input);
+      };
       return [
         await Worker.create({
           connection,
           taskQueue: ORACLE_TASK_QUEUE,
           activities: {
-            async generate(input: GenerateInput) {
-              const started = Date.now();
-              if (input.role === 'planner') {
-                const caller = Context.current().info.workflowExecution?.workflowId ?? '';
-                const session = caller.split('/')[0] ?? caller;
-                if (!firstPlanner.has(session)) firstPlanner.set(session, started);
-              }
-              await new Promise((r) => setTimeout(r, requestLatency(latency.ms, input.role, input.prompt)));
-              return oracle.generate(input);
-            },
+            generate,
+            // Each call of a batch waits its own latency; the batch answers when the slowest has.
+            generateBatch: ({ requests }: GenerateBatchInput) => settleBatch(requests, generate),
           },
           maxConcurrentActivityTaskExecutions: 2048,
         }),
@@ -210,40 +229,49 @@ async function main(): Promise<void> {
     for (const n of SIZES) {
       const group = Math.min(GROUP, n);
       const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
-      const t: number[] = [];
       const d: number[] = [];
-      const cpu = { server: 0, node: 0, direct: 0 };
+      const t = new Map<boolean, number[]>(BATCH_REQUESTS.map((b) => [b, []]));
+      const cpu = new Map<boolean, { server: number; node: number }>(BATCH_REQUESTS.map((b) => [b, { server: 0, node: 0 }]));
+      let directCpu = 0;
       for (let rep = 0; rep < REPEAT; rep++) {
-        // Interleaved, so drift in machine load hits both sides alike.
-        const server0 = processCpuSeconds(stack.serverPid);
-        const node0 = process.cpuUsage();
-        const a = await timed(() => viaTemporal(cfg, rep + 1, `n${n}-r${rep}`));
-        const nodeUsed = process.cpuUsage(node0);
-        cpu.server += processCpuSeconds(stack.serverPid) - server0 - (idle.server * a.ms) / 1000;
-        cpu.node += (nodeUsed.user + nodeUsed.system) / 1e6 - (idle.node * a.ms) / 1000;
+        // Interleaved, so drift in machine load hits every path alike.
+        for (const batch of BATCH_REQUESTS) {
+          const server0 = processCpuSeconds(stack.serverPid);
+          const node0 = process.cpuUsage();
+          const a = await timed(() => viaTemporal(withBatching(cfg, batch), rep + 1, `n${n}-r${rep}-${batch ? 'batched' : 'each'}`));
+          const nodeUsed = process.cpuUsage(node0);
+          const c = cpu.get(batch)!;
+          c.server += processCpuSeconds(stack.serverPid) - server0 - (idle.server * a.ms) / 1000;
+          c.node += (nodeUsed.user + nodeUsed.system) / 1e6 - (idle.node * a.ms) / 1000;
+          if (a.reward !== 1) throw new Error(`expected reward 1 everywhere, got ${a.reward} through Temporal`);
+          t.get(batch)!.push(a.ms);
+        }
         const direct0 = process.cpuUsage();
         const b = await timed(() => direct(cfg, rep + 1));
         const directUsed = process.cpuUsage(direct0);
-        cpu.direct += (directUsed.user + directUsed.system) / 1e6 - (idle.node * b.ms) / 1000;
-        if (a.reward !== 1 || b.reward !== 1) throw new Error(`expected reward 1 everywhere, got temporal ${a.reward}, direct ${b.reward}`);
-        t.push(a.ms);
+        directCpu += (directUsed.user + directUsed.system) / 1e6 - (idle.node * b.ms) / 1000;
+        if (b.reward !== 1) throw new Error(`expected reward 1 everywhere, got direct ${b.reward}`);
         d.push(b.ms);
       }
       if (n === Math.max(...SIZES)) hops = await rolloutHops(client, lastRolloutId);
-      // Repeats solve different problems (with --jitter, different latencies), so compare within a
-      // repeat and keep the least disturbed one.
-      const best = t.map((_, i) => i).reduce((a, i) => (t[i]! / d[i]! < t[a]! / d[a]! ? i : a), 0);
-      const tm = t[best]!;
-      const dm = d[best]!;
       const perEpisodeMs = (sec: number): string => Math.max(0, (sec / REPEAT / n) * 1000).toFixed(0);
-      rows.push(
-        `| ${n} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
-          `${perEpisodeMs(cpu.direct)} | ${perEpisodeMs(cpu.server + cpu.node)} |`,
-      );
-      console.error(
-        `n=${n}: temporal ${t.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
-          `CPU per episode: direct ${perEpisodeMs(cpu.direct)} ms; through Temporal: server ${perEpisodeMs(cpu.server)} ms, workers+client ${perEpisodeMs(cpu.node)} ms`,
-      );
+      for (const batch of BATCH_REQUESTS) {
+        const tb = t.get(batch)!;
+        const c = cpu.get(batch)!;
+        // Repeats solve different problems (with --jitter, different latencies), so compare within a
+        // repeat and keep the least disturbed one.
+        const best = tb.map((_, i) => i).reduce((a, i) => (tb[i]! / d[i]! < tb[a]! / d[a]! ? i : a), 0);
+        const tm = tb[best]!;
+        const dm = d[best]!;
+        rows.push(
+          `| ${n} | ${batch ? 'batched' : 'one each'} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
+            `${perEpisodeMs(directCpu)} | ${perEpisodeMs(c.server + c.node)} |`,
+        );
+        console.error(
+          `n=${n} ${batch ? 'batched' : 'one activity per call'}: temporal ${tb.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
+            `CPU per episode: direct ${perEpisodeMs(directCpu)} ms; through Temporal: server ${perEpisodeMs(c.server)} ms, workers+client ${perEpisodeMs(c.node)} ms`,
+        );
+      }
     }
 
     const waits = BARRIER_ROLLOUTS > 0 ? await barrierLatencies() : [];
@@ -251,8 +279,8 @@ async function main(): Promise<void> {
     const latencyText = JITTER > 0 ? `${LATENCY_MS} ms ± ${(JITTER * 100).toFixed(0)}%` : `${LATENCY_MS} ms`;
     console.log(`Plan/Act orchestration overhead (generate latency ${latencyText} per call, 9 generations + 3 calculator calls per episode, best of ${REPEAT} paired runs; ${os.cpus().length} cores shared by server, workers and client)\n`);
     console.log(`CPU per episode: this process (and the server) over the run, less what they burn idle (server ${(idle.server * 1000).toFixed(0)} ms/s, workers ${(idle.node * 1000).toFixed(0)} ms/s)\n`);
-    console.log('| concurrent episodes | direct (s) | through Temporal (s) | added (ms) | overhead | CPU/episode direct (ms) | CPU/episode Temporal (ms) |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| concurrent episodes | calls through Temporal (rollout.batchRequests) | direct (s) | through Temporal (s) | added (ms) | overhead | CPU/episode direct (ms) | CPU/episode Temporal (ms) |');
+    console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) console.log(r);
     if (hops) console.log(`\nInside Temporal, last rollout of ${Math.max(...SIZES)} episodes: ${formatHops(hops)}`);
     if (waits.length > 0) {

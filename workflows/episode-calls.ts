@@ -1,7 +1,8 @@
 /**
  * How an episode workflow reaches the inference and tools queues: the requests its episodes make in
  * one activation go as one generateBatch / calcBatch activity per queue (workflows/request-batcher.ts),
- * or, in histories recorded before that (no 'batched-requests' marker), one activity per request.
+ * or one activity per request: with rollout.batchRequests false, and in histories recorded before
+ * batching (no 'batched-requests' marker).
  */
 import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
 import type { GenerateInput, GenerateResult } from '../activities/inference';
@@ -24,8 +25,12 @@ export interface EpisodeCalls {
 /** The patch that batches an episode workflow's requests; decided once, before the workflow's first command. */
 export const BATCHED_REQUESTS_PATCH = 'batched-requests';
 
-export function episodeCalls(t: RunConfig['timeouts']): EpisodeCalls {
-  return patched(BATCHED_REQUESTS_PATCH) ? batchedCalls(t) : perRequestCalls(t);
+/**
+ * The calls of one episode workflow. `batch` is rollout.batchRequests; the marker is recorded
+ * either way, so the choice replays from the input alone.
+ */
+export function episodeCalls(t: RunConfig['timeouts'], batch: boolean): EpisodeCalls {
+  return patched(BATCHED_REQUESTS_PATCH) && batch ? batchedCalls(t) : perRequestCalls(t);
 }
 
 /** One activity per request (generate, calcWithAttempt), as histories recorded before batching have them. */

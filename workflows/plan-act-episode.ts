@@ -26,7 +26,7 @@ import { episodeCalls, type CalcAnswer, type EpisodeCalls } from './episode-call
 import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from '../src/contracts/plan-act';
 
 export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanActEpisodeResult> {
-  const { episode, samplesInput } = await playEpisode(input, episodeCalls(input.timeouts));
+  const { episode, samplesInput } = await playEpisode(input, episodeCalls(input.timeouts, input.batchRequests ?? true));
   const { samples } = planActProxies(input.timeouts);
   return { ...episode, samples: await samples.writeEpisodeSamples({ episodes: [samplesInput], ...timelineOf(input) }) };
 }
@@ -39,7 +39,7 @@ export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanAc
 export async function planActEpisodes(inputs: PlanActEpisodeInput[]): Promise<PlanActGroupResult> {
   if (inputs.length === 0) throw ApplicationFailure.nonRetryable('planActEpisodes needs at least one episode', 'BadInputError');
   // One set of calls for the group: the requests its episodes make together go as one activity.
-  const calls = episodeCalls(inputs[0]!.timeouts);
+  const calls = episodeCalls(inputs[0]!.timeouts, inputs[0]!.batchRequests ?? true);
   const played = await Promise.all(inputs.map((i) => playEpisode(i, calls)));
   const { samples } = planActProxies(inputs[0]!.timeouts);
   return { episodes: played.map((p) => p.episode), samples: await samples.writeEpisodeSamples({ episodes: played.map((p) => p.samplesInput), ...timelineOf(inputs[0]!) }) };

@@ -51,6 +51,8 @@ export async function runPlanActRollout(
       timeline: cfg.timeline,
       // Absent in configs recorded before the key (outcome credit).
       ...(cfg.rollout.plannerCredit === 'correct-results' ? { plannerCredit: 'correct-results' as const } : {}),
+      // Absent in configs recorded before the key (batched).
+      ...(cfg.rollout.batchRequests === false ? { batchRequests: false as const } : {}),
     }),
   );
   const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rl.groupSize);

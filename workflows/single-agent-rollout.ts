@@ -34,7 +34,8 @@ export function singleAgentAnswer(result: string | undefined, transcript: string
 export async function singleAgentRollout(input: SingleAgentRolloutInput): Promise<RolloutSummary> {
   const { config: cfg } = input;
   const started = workflowNow();
-  const calls = episodeCalls(cfg.timeouts);
+  // Absent in configs recorded before rollout.batchRequests: batched.
+  const calls = episodeCalls(cfg.timeouts, cfg.rollout.batchRequests ?? true);
   const { samples } = planActProxies(cfg.timeouts);
   const limits = episodeLimits(cfg);
   const toolMetrics = emptyToolMetrics();

@@ -69,7 +69,7 @@ export async function treeRollout(input: TreeRolloutInput): Promise<RolloutSumma
   const started = workflowNow();
   const self = workflowInfo().workflowId;
   // The nodes an expansion grows at once go as one activity (histories from before: one per node).
-  const calls = episodeCalls(cfg.timeouts);
+  const calls = episodeCalls(cfg.timeouts, cfg.rollout.batchRequests ?? true);
   const { samples } = planActProxies(cfg.timeouts);
   const toolMetrics = emptyToolMetrics();
   const rng = mulberry32(fnv1a32(`tree:${cfg.seed}:${input.rolloutId}`));

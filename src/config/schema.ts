@@ -178,7 +178,7 @@ export const RlSchema = z
      * summed into the one update (the same update whatever the cut, up to float rounding). rows: rows
      * per pass (actor.ppo_micro_batch_size_per_gpu), bounding memory. byLength: the passes take the
      * rows sorted by length, so rows of similar length share a pass and less padding is computed
-     * (the aim of verl's actor.use_dynamic_bsz; 30% less update time on the main job); false: the
+     * (the aim of verl's actor.use_dynamic_bsz; 20% less update time on the main job, docs/grpo.md); false: the
      * mini-batch's shuffled order. Runs recorded before the key: 16 rows, byLength false.
      */
     microBatch: z.object({ rows: int(1, 4096).default(16), byLength: z.boolean().default(true) }).strict().prefault({}),
@@ -314,6 +314,16 @@ export const RolloutSchema = z
      * still trains on every episode).
      */
     plannerCredit: z.enum(['outcome', 'correct-results']).default('outcome'),
+    /**
+     * true: the model and calculator calls an episode workflow's episodes make together (a GRPO
+     * group advances together) go as one generateBatch / calcBatch activity per queue, so a group's
+     * wave of calls costs one round trip through Temporal instead of one each (on the main job 60
+     * and 13 activities per RL step instead of 297 and 55); the batch's episodes go on when its
+     * slowest call is answered. false: one activity per call, each episode going on as its own reply
+     * arrives: for calls that take long and vary (a GPU engine serving long agent turns), where
+     * Temporal's few milliseconds per call are nothing beside them (docs/benchmarks.md, bench:planact).
+     */
+    batchRequests: z.boolean().default(true),
     barrierTimeoutSec: seconds(1800),
     rolloutTimeoutSec: seconds(1800),
     fallbackOnTimeout: z.boolean().default(true),

@@ -14,7 +14,7 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   ['train', ['--batch', '4', '--seq', '16', '--steps', '2'], /throughput: best \d+ tok\/s/],
   ['merge', ['--sizes', '100', '--reps', '1', '--pairwise-max', '100', '--pairwise-reps', '1']],
   ['hop-latency', ['--hops', '5', '--repeat', '1']],
-  ['planact-overhead', ['--latency', '20', '--episodes', '1,2', '--repeat', '1', '--barrier-rollouts', '2', '--group', '2']],
+  ['planact-overhead', ['--latency', '20', '--episodes', '1,2', '--repeat', '1', '--barrier-rollouts', '2', '--group', '2', '--batch-requests', 'true,false'], [/^\| 2 \| batched \| [\d.]+ \|/m, /^\| 2 \| one each \| [\d.]+ \|/m]],
   [
     'gateway',
     // In-process clients at 1/16/64; then 2 client processes × 2 against the engine in-process; then
@@ -32,6 +32,8 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
     ],
   ],
   ['rl-step', ['--sft-steps', '2', '--rl-steps', '1'], /step +median [\d.]+/],
+  // The RL phase once per rl.microBatch.byLength value, from one SFT checkpoint.
+  ['rl-step', ['--sft-steps', '2', '--rl-steps', '1', '--by-length', 'false,true'], [/^\| false \| [\d.]+ \| [\d.]+ \| \d+ \| \d+ \| [\d.]+ \|/m, /^\| true \| [\d.]+ \|/m]],
   ['tree', ['--sft-steps', '4', '--rollouts', '1', '--leaves', '4', '--initial', '2']],
   ['scale', ['--repeat', '1', '--blob-sizes', '1024', '--blob-reps', '2', '--prompts', '2']],
   ['engine', ['--smoke']],
@@ -41,7 +43,12 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   // A process per queue (the others niced for the trainer), all in one, and the default: the main job's.
   ['async', ['--tiny', '--modes', '0,1', '--layout', 'processes', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m, /workers in one process per task queue, the other workers' processes, the dev server at nice \+10;/]],
   ['async', ['--tiny', '--modes', '0,1', '--layout', 'one-process'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /workers all in one process;/]],
-  ['async', ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /but the trainer, in one of its own/]],
+  // The default layout: the trainer apart, the rest niced; the CPU per RL step by process.
+  [
+    'async',
+    ['--tiny', '--modes', '0,1', '--simulate-gpu-ms', '5'],
+    [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /but the trainer, in one of its own \(the main job's layout for rl\.async\); the bench's process and the dev server at nice \+10;/, /^\| 1 \| 1 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \|$/m],
+  ],
 ];
 
 // Named by the command line: one bench may be smoked in two ways.

@@ -301,6 +301,16 @@ describe('planActEpisodes: the requests a group makes together go as one activit
     expect(actor).toHaveLength(4 * 6);
   });
 
+  it('with rollout.batchRequests false, one activity per call and the same episodes', async () => {
+    const group = [0, 1].map(() => episodeInput('12+34+56+78', { batchRequests: false }));
+    const { result, generateBatches, calcBatches, perRequest } = await runGroup(group);
+    expect(generateBatches).toEqual([]);
+    expect(calcBatches).toEqual([]);
+    // Per episode: 9 generations and 3 calculator calls, each its own activity.
+    expect(perRequest).toBe(2 * (9 + 3));
+    for (const e of result.episodes) expect(e).toMatchObject({ status: 'answered', answer: '180', reward: 1 });
+  });
+
   it("one episode's bad calculator input is its own: the other episode of the batch gets its value", async () => {
     // Problems no other test scripts: 17+9's actor writes an expression the calculator refuses.
     scripts.set('17+9', (i) => {

@@ -326,5 +326,8 @@ describe('rolloutSession (dual mode)', () => {
     expect(session2.arrivals.actor?.weightsVersion).toBe(1);
     const planned2 = await readSamples(store, p.rollouts[1]!.samples.planner!.ref);
     expect(planned2.every((s) => s.metadata.weightVersion === 1)).toBe(true);
-  });
+    // Two jobs that each initialise, train and publish a policy: 31 s alone, and past the default
+    // 120 s beside a main job on the same two cores, when the timed-out test's teardown then shut the
+    // shared runtime under the next suite.
+  }, 300_000);
 });
