@@ -16,8 +16,9 @@
  * The default latency stands in for a GPU engine serving an LLM agent: vLLM or SGLang decoding a
  * 7-8B model for 64 sequences at once gives each ~40 tokens/s, so agent turns of 100-300 tokens take
  * 2.5-7.5 s: --latency 5000 --jitter 0.5. The jitter spreads each request over latency*(1 +- j),
- * decided by a hash of the request, so a given request waits the same on both paths, as replies
- * of different lengths from a continuously batching engine would. --jitter 0 makes every episode
+ * decided by a hash of the request and its sampling seed, so a given request waits the same on both
+ * paths, and the episodes of a GRPO group (the same prompt, other samples) wait differently, as
+ * replies of different lengths from a continuously batching engine would. --jitter 0 makes every episode
  * reach Temporal at the same instant, the worst case for a shared CPU; --latency 1000 stands for
  * short replies like the embedded arithmetic policy's (at most 48 tokens).
  * For the largest size, the hop breakdown read back from the histories shows where the added time
@@ -43,6 +44,7 @@ import { parseRunConfig } from '../src/config/parse';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole } from '../src/domain/types';
 import { runPlanActEpisode } from '../src/planact/episode';
+import { episodeSeed, generationSeed } from '../src/planact/sampling-seed';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
 import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
@@ -55,9 +57,9 @@ import { processCpuSeconds } from './lib/cpu';
 const LATENCY_MS = Number(arg('latency', '5000'));
 const JITTER = Number(arg('jitter', '0.5'));
 /** Latency of one request: the same prompt waits the same time on both paths. */
-function requestLatency(base: number, role: string, prompt: string): number {
+function requestLatency(base: number, role: string, prompt: string, seed: number | undefined): number {
   let h = 2166136261;
-  for (const ch of role + prompt) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  for (const ch of `${role}:${seed ?? ''}:${prompt}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
   return base * (1 + JITTER * (2 * (h / 2 ** 32) - 1));
 }
 const SIZES = arg('episodes', '1,8,64').split(',').map(Number);
@@ -125,7 +127,7 @@ async function main(): Promise<void> {
           const session = caller.split('/')[0] ?? caller;
           if (!firstPlanner.has(session)) firstPlanner.set(session, started);
         }
-        await new Promise((r) => setTimeout(r, requestLatency(latency.ms, input.role, input.prompt)));
+        await new Promise((r) => setTimeout(r, requestLatency(latency.ms, input.role, input.prompt, input.params.seed)));
         return oracle.generate(input);
       };
       return [
@@ -153,11 +155,13 @@ async function main(): Promise<void> {
     const episodes = await Promise.all(
       problems.map(async (p) => {
         const episodeId = `direct/r${rolloutId}/e${p.index}`;
+        // The sampling seed the rollout workflow gives this episode, so each request waits as long on both paths.
+        const seed = episodeSeed(cfg.seed, rolloutId, p.index);
         const r = await runPlanActEpisode(
           problemFromExpression(p.expression),
           {
             generate: async (role, prompt, meta) => {
-              await new Promise((res) => setTimeout(res, requestLatency(latency.ms, role, prompt)));
+              await new Promise((res) => setTimeout(res, requestLatency(latency.ms, role, prompt, generationSeed(seed, role, meta))));
               return oracle.generate({ weights: POLICY.weights, role, prompt, params: { maxNewTokens: meta.maxNewTokens, temperature: 1, topP: 1, stop: meta.stop } });
             },
             calc: (expression) => tools.calc({ expression }),

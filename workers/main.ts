@@ -8,6 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { DATA_DIR } from '../src/paths';
 import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/shared';
+import { attemptJournal, failOrphanedAttempts } from './attempt-journal';
 import { createWorkers } from './create-workers';
 import { activityMetrics } from './metrics/activity-metrics';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
@@ -17,7 +18,11 @@ import { parseWorkerConfig, WorkerConfigError } from './worker-config';
 
 /** `argv`: the flags after the script name (the freezing test worker passes none and uses the environment). */
 export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: readonly string[] = []): Promise<void> {
-  const config = parseWorkerConfig(queues, argv, { defaultStoreRoot: path.join(DATA_DIR, 'store'), name: `workers/${queues.length === 1 ? queues[0] : 'all'}` });
+  const config = parseWorkerConfig(queues, argv, {
+    defaultStoreRoot: path.join(DATA_DIR, 'store'),
+    defaultAttemptJournal: path.join(DATA_DIR, 'attempts'),
+    name: `workers/${queues.length === 1 ? queues[0] : 'all'}`,
+  });
   let metrics: { project: ProjectMetrics; server: MetricsServer } | undefined;
   if (config.metrics) {
     // Before the connection: the SDK's exporter is part of the Runtime, installed once per process.
@@ -30,6 +35,10 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
   const { address, namespace, tls, apiKey } = config.temporal;
   const connection = await NativeConnection.connect({ address, ...(tls ? { tls } : {}), ...(apiKey ? { apiKey } : {}) });
   try {
+    const journal = config.attemptJournal ? { dir: config.attemptJournal, address, namespace } : undefined;
+    // Before this process polls: the attempts a dead predecessor left are retried at once.
+    if (journal) for (const line of await failOrphanedAttempts(connection, journal)) console.log(`[worker ${process.pid}] attempt of a dead worker failed for its retry: ${line}`);
+    const interceptors = [...(journal ? [attemptJournal(journal)] : []), ...(metrics ? [activityMetrics(metrics.project)] : [])];
     const workers = await createWorkers({
       connection,
       queues,
@@ -39,7 +48,7 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
       trainingSlots: config.concurrency.training,
       orchestrationConcurrency: config.concurrency.orchestration,
       toolsConcurrency: config.concurrency.tools,
-      ...(metrics ? { activityInterceptors: [activityMetrics(metrics.project)] } : {}),
+      ...(interceptors.length > 0 ? { activityInterceptors: interceptors } : {}),
     });
     const served = metrics ? `, metrics at ${metrics.server.url}` : '';
     console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address} (namespace ${namespace}${tls ? ', TLS' : ''}), blob store ${describeStore(config.store)}${served}`);

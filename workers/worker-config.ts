@@ -27,6 +27,8 @@ export interface WorkerProcessConfig {
   concurrency: Partial<Record<TaskQueueName, number>>;
   /** Serve Prometheus metrics on this host:port; absent: no metrics endpoint. */
   metrics?: { host: string; port: number };
+  /** Folder of the running-attempt journal (workers/attempt-journal.ts); absent: off. */
+  attemptJournal?: string;
 }
 
 export class WorkerConfigError extends Error {
@@ -53,6 +55,11 @@ const SETTINGS = {
   toolsConcurrency: { flag: '--tools-concurrency <n>', env: 'DURABLE_RL_TOOLS_CONCURRENCY', help: 'tool and agent activities at once (default 64)' },
   metricsPort: { flag: '--metrics-port <port>', env: 'DURABLE_RL_METRICS_PORT', help: 'serve Prometheus metrics (SDK and project) on this port' },
   metricsHost: { flag: '--metrics-host <host>', env: 'DURABLE_RL_METRICS_HOST', help: 'address the metrics port binds (default 0.0.0.0), with --metrics-port' },
+  attemptJournal: {
+    flag: '--attempt-journal <folder|off>',
+    env: 'DURABLE_RL_ATTEMPT_JOURNAL',
+    help: 'folder on this host where workers note the activity attempts they run; a worker that starts fails those of a dead process at once, so they retry without waiting out their heartbeat timeout (default .data/attempts; off: none)',
+  },
 } as const;
 
 type SettingKey = keyof typeof SETTINGS;
@@ -77,6 +84,8 @@ const CONCURRENCY_QUEUE: Record<'orchestrationConcurrency' | 'inferenceConcurren
 export interface ParseOptions {
   /** Folder used when no store is named. */
   defaultStoreRoot: string;
+  /** Attempt journal folder used when none is named. */
+  defaultAttemptJournal: string;
   env?: NodeJS.ProcessEnv;
   /** The program name in --help and errors. */
   name?: string;
@@ -112,6 +121,7 @@ export function parseWorkerConfig(queues: readonly TaskQueueName[], argv: readon
     store,
     concurrency,
     ...metricsConfig(raw),
+    ...(raw.attemptJournal?.value === 'off' ? {} : { attemptJournal: raw.attemptJournal?.value ?? opts.defaultAttemptJournal }),
   };
 }
 

@@ -14,16 +14,22 @@ const CERT = file('client.pem', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CER
 const KEY = file('client.key', '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n');
 
 const parse = (argv: string[], env: Record<string, string> = {}, queues: Parameters<typeof parseWorkerConfig>[0] = ['inference']) =>
-  parseWorkerConfig(queues, argv, { defaultStoreRoot: '/repo/.data/store', env });
+  parseWorkerConfig(queues, argv, { defaultStoreRoot: '/repo/.data/store', defaultAttemptJournal: '/repo/.data/attempts', env });
 
 describe('parseWorkerConfig', () => {
-  it('has local defaults: the dev server, plaintext, the local folder store, no metrics', () => {
+  it('has local defaults: the dev server, plaintext, the local folder store, no metrics, the attempt journal in .data', () => {
     expect(parse([])).toEqual({
       queues: ['inference'],
       temporal: { address: '127.0.0.1:7233', namespace: 'default' },
       store: { kind: 'fs', root: '/repo/.data/store' },
       concurrency: {},
+      attemptJournal: '/repo/.data/attempts',
     });
+  });
+
+  it('keeps the attempt journal where told, or none with off', () => {
+    expect(parse(['--attempt-journal', '/var/lib/durable-rl/attempts']).attemptJournal).toBe('/var/lib/durable-rl/attempts');
+    expect(parse([], { DURABLE_RL_ATTEMPT_JOURNAL: 'off' })).not.toHaveProperty('attemptJournal');
   });
 
   it('takes every setting from the environment, and a flag wins over its variable', () => {

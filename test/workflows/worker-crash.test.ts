@@ -9,6 +9,7 @@ import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';
 import { checkpointBlobSteps } from '../helpers/store';
+import { WORKER_DIED } from '../../workers/attempt-journal';
 
 let ctx: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
@@ -60,4 +61,35 @@ it('survives SIGKILL of the training and inference workers without losing or dup
     return a && (a.attempt ?? 1) > 1 ? [`${typeOf.get(String(a.scheduledEventId))} attempt ${a.attempt}`] : [];
   });
   expect(retried.sort()).toEqual(['evaluatePolicy attempt 2', 'trainSft attempt 2']);
+}, 240_000);
+
+it('retries the attempt of a SIGKILLed trainer as soon as a new worker starts, not after the heartbeat timeout', async () => {
+  // A heartbeat timeout far beyond the test's patience: only the attempt journal
+  // (workers/attempt-journal.ts) can get the killed chunk retried in time.
+  const heartbeatSec = 300;
+  // Only this test's workers: a healthy trainer left from the test above would take the chunk.
+  await workers.killAll();
+  workers.spawnWorker('inference');
+  const trainer = workers.spawnFreezingWorker('trainer', 'trainSft:step:4');
+  const { handle } = await ctx.startTrainingRun(
+    'crash-journal',
+    tinyRunConfig({
+      model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
+      sft: { steps: 8, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
+      eval: { everySteps: 0, maxNewTokens: 48 },
+      task: { trainProblems: 60, evalProblems: 32 },
+      rl: { steps: 0 },
+      timeouts: { heartbeatSec },
+    }),
+  );
+  expect(await workers.killWhenFrozen('trainer', trainer)).toMatch(/^FROZEN trainSft \{"step":4,/);
+  const killedAt = Date.now();
+  const result = (await handle.result()) as TrainingRunResult;
+  expect(result.sftSteps).toBe(8);
+  expect((Date.now() - killedAt) / 1000).toBeLessThan(heartbeatSec / 3);
+
+  const events = (await handle.fetchHistory()).events ?? [];
+  const retry = events.map((e) => e.activityTaskStartedEventAttributes).find((a) => (a?.attempt ?? 1) === 2);
+  expect(retry?.lastFailure?.applicationFailureInfo?.type).toBe(WORKER_DIED);
+  expect(retry?.lastFailure?.message).toMatch(/^worker process \d+ died during this attempt/);
 }, 240_000);
