@@ -7,7 +7,7 @@
  * and started again on the same file — while every activity attempt fails with probability
  * --activity-fail-rate (bench/lib/faulty-worker.ts). Reports:
  *   effective training time  useful seconds over wall seconds: the clean run's RL wall time over the
- *                            faulty run's (both train the same steps on the same samples)
+ *                            faulty run's (both train the same number of steps from one checkpoint)
  *   lost                     samples a rollout produced that no step trained and no drop recorded
  *   duplicated               samples a step trained beyond its own rollout's (a rollout trained twice)
  *   time to resume           per fault, from the fault to the next RL step finished
@@ -26,6 +26,9 @@ import type { RunConfigInput } from '../src/config/schema';
 import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { names } from '../activities/names';
+import { metricsFilePath } from '../activities/run-records';
+import { parseMetricsJsonl } from '../src/report/parse-metrics';
+import type { RlStepMetrics } from '../src/report/run-metrics';
 import { FsBlobStore } from '../src/store/fs-blob-store';
 import { REPO_ROOT } from '../src/paths';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
@@ -66,7 +69,11 @@ async function main(): Promise<void> {
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: storeDir, DURABLE_RL_RUNS: path.join(tmp, 'runs'), DURABLE_RL_FAULT_RATE: String(rate) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout!.on('data', (b: Buffer) => (injected += (b.toString().match(/^FAULT /gm) ?? []).length));
+    child.stdout!.on('data', (b: Buffer) => {
+      injected += (b.toString().match(/^FAULT /gm) ?? []).length;
+      // A restarted worker failing the attempts its killed predecessor held (workers/attempt-journal.ts).
+      failedOver += (b.toString().match(/attempt of a dead worker failed/g) ?? []).length;
+    });
     child.stderr!.resume();
     // A supervisor's job (systemd, Kubernetes): a worker that exits on its own is started again.
     child.once('exit', (code, signal) => {
@@ -104,6 +111,7 @@ async function main(): Promise<void> {
     });
   }
   let injected = 0;
+  let failedOver = 0;
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   // The RL phase and its validation evaluations are measured; no test evaluation of the result.
@@ -190,48 +198,63 @@ async function main(): Promise<void> {
       }
     };
     const faulty = await run(`chaos-faulty-${stamp}`, rlConfig(sftId), injectFaults);
+    const wholeRun = { clean: clean.wall, faulty: faulty.wall };
 
+    // Every RL step's record, from the run's metrics file: the run's result keeps only its last
+    // steps (bounded histories), and a run of more steps than that would be judged on its tail.
+    const stepsOf = (id: string): RlStepMetrics[] => {
+      const file = metricsFilePath(path.join(tmp, 'runs'), id);
+      const rl = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl;
+      const numbers = rl.map((p) => p.step);
+      if (new Set(numbers).size !== numbers.length || numbers.length !== rlSteps) throw new Error(`${file}: expected one line for each of ${rlSteps} RL steps, found steps ${numbers.join(',')}`);
+      return rl;
+    };
     // Lost and duplicated samples, from the rollouts' own summaries against what each step trained.
-    const count = async (id: string, r: TrainingRunResult) => {
+    const count = async (id: string, steps: RlStepMetrics[]) => {
       let produced = 0;
       let trained = 0;
       let dropped = 0;
       let overTrained = 0;
-      for (const p of r.rl) {
+      for (const p of steps) {
         const s = (await client.workflow.getHandle(`${id}/rollout-${p.step}`).result()) as RolloutSummary;
         const samples = [s.samples.planner, s.samples.actor, s.samples.single].reduce((n, x) => n + (x?.samples ?? 0), 0);
+        const took = p.rows! + p.skipped!;
         produced += samples;
-        trained += p.rows + p.skipped;
+        trained += took;
         dropped += p.schedule?.droppedStale ?? 0;
-        overTrained += Math.max(0, p.rows + p.skipped - samples);
+        overTrained += Math.max(0, took - samples);
       }
       return { produced, trained, dropped, lost: Math.max(0, produced - trained - dropped), duplicated: overTrained };
     };
-    const cleanCounts = await count(`chaos-clean-${stamp}`, clean.result);
-    const faultyCounts = await count(`chaos-faulty-${stamp}`, faulty.result);
+    const cleanSteps = stepsOf(`chaos-clean-${stamp}`);
+    const faultySteps = stepsOf(`chaos-faulty-${stamp}`);
+    const cleanCounts = await count(`chaos-clean-${stamp}`, cleanSteps);
+    const faultyCounts = await count(`chaos-faulty-${stamp}`, faultySteps);
     // One checkpoint name per step, created only if absent: a second write of a step cannot add one.
     const checkpoints = (await new FsBlobStore(storeDir).listNames(names.checkpointPrefix(`chaos-faulty-${stamp}`))).length;
-    const rlWall = (r: TrainingRunResult) => r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
-    const trainSec = (r: TrainingRunResult) => r.rl.reduce((n, p) => n + p.seconds.train, 0);
+    const stepWall = (p: RlStepMetrics) => p.seconds!.publish + p.seconds!.rollout + p.seconds!.train;
+    const rlWall = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + stepWall(p), 0);
+    const trainSec = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + p.seconds!.train, 0);
 
     console.log(`${sftSteps} SFT steps, then ${rlSteps} async RL steps (maxStaleness 1) of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; a fault every ${faultEverySec} s, activities failing at rate ${failRate}`);
     console.log('');
-    console.log('| run | RL wall (s) | train (s) | useful train / wall | effective vs clean | samples produced | trained | dropped (recorded) | lost | duplicated | faults | injected activity failures |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const [name, r, c] of [['clean', clean, cleanCounts], ['faulty', faulty, faultyCounts]] as const) {
-      const w = rlWall(r.result);
+    console.log('| run | whole run (s) | RL wall (s) | train (s) | useful train / wall | effective vs clean | samples produced | trained | dropped (recorded) | lost | duplicated | faults | injected activity failures |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, steps, c] of [['clean', cleanSteps, cleanCounts], ['faulty', faultySteps, faultyCounts]] as const) {
+      const w = rlWall(steps);
       console.log(
-        `| ${name} | ${w.toFixed(1)} | ${trainSec(r.result).toFixed(1)} | ${(100 * (trainSec(r.result) / w)).toFixed(0)}% | ${((100 * rlWall(clean.result)) / w).toFixed(0)}% | ${c.produced} | ${c.trained} | ${c.dropped} | ${c.lost} | ${c.duplicated} | ${name === 'faulty' ? faults.length : 0} | ${name === 'faulty' ? injected : 0} |`,
+        `| ${name} | ${wholeRun[name].toFixed(1)} | ${w.toFixed(1)} | ${trainSec(steps).toFixed(1)} | ${(100 * (trainSec(steps) / w)).toFixed(0)}% | ${((100 * rlWall(cleanSteps)) / w).toFixed(0)}% | ${c.produced} | ${c.trained} | ${c.dropped} | ${c.lost} | ${c.duplicated} | ${name === 'faulty' ? faults.length : 0} | ${name === 'faulty' ? injected : 0} |`,
       );
     }
     console.log('');
-    console.log(`checkpoints of the faulty run: ${checkpoints} names for its ${faulty.result.rl.length} RL steps and the checkpoint it started from`);
+    console.log(`attempts of killed workers failed by their replacements at start (not waiting out the heartbeat timeout): ${failedOver}`);
+    console.log(`checkpoints of the faulty run: ${checkpoints} names for its ${faultySteps.length} RL steps and the checkpoint it started from`);
     console.log('');
     console.log('| fault | at (s into the run) | next RL step finished after (s) |');
     console.log('|---|---:|---:|');
     const first = faults[0]?.at ?? 0;
     for (const f of faults) console.log(`| ${f.what} | ${((f.at - first) / 1000).toFixed(0)} | ${f.resumedAfter?.toFixed(1) ?? 'run ended first'} |`);
-    const steps = clean.result.rl.map((p) => p.seconds.publish + p.seconds.rollout + p.seconds.train).sort((a, b) => a - b);
+    const steps = cleanSteps.map(stepWall).sort((a, b) => a - b);
     console.log(`(a clean step takes ${steps[Math.floor(steps.length / 2)]!.toFixed(1)} s, median)`);
   } finally {
     finished = true;

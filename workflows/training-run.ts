@@ -352,6 +352,8 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
         gradNorm: update.gradNorm,
         responseLength: update.meanResponseLength,
         tokensTrained: update.tokens,
+        rows: point.rows,
+        skipped: point.skipped,
         ...(point.timelines ? { timelines: point.timelines } : {}),
         ...(point.tree ? { tree: point.tree } : {}),
         ...(point.horizon ? { horizon: horizonMetricKeys(point.horizon) } : {}),

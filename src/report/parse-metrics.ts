@@ -56,6 +56,8 @@ const RlStepSchema = z.strictObject({
   gradNorm: nonNegativeMetric.optional(),
   responseLength: nonNegativeMetric.optional(),
   tokensTrained: nonNegativeMetric.optional(),
+  rows: z.number().int().nonnegative().optional(),
+  skipped: z.number().int().nonnegative().optional(),
   timelines: z
     .strictObject({
       captured: nonNegativeMetric,

@@ -54,6 +54,9 @@ export interface RlStepMetrics {
   responseLength?: number;
   /** Tokens that contributed to the loss in this step. */
   tokensTrained?: number;
+  /** Samples (training rows) in the update, and samples left out for having no trained token: together, every sample the step took. */
+  rows?: number;
+  skipped?: number;
   /** Timeline merging: calls captured and samples trained, tokens before and after (src/timeline). */
   timelines?: RlStepTimelines;
   /** Tree rollouts: segments generated, leaves, generated tokens, duplicate outputs. */

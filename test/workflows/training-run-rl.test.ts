@@ -157,6 +157,8 @@ describe('trainingRun with an RL phase', () => {
     const metrics = parseMetricsJsonl(fs.readFileSync(result.metricsFile!, 'utf8'), result.metricsFile);
     expect(metrics.sftLoss.map((l) => l.step)).toEqual([1, 2, 3, 4]);
     expect(metrics.rl.map((p) => [p.step, p.meanReward])).toEqual(result.rl.map((p) => [p.step, p.meanReward]));
+    // Every sample a step took, in the file that keeps all steps (the result keeps the last 50).
+    expect(metrics.rl.map((p) => [p.rows, p.skipped])).toEqual(result.rl.map((p) => [p.rows, p.skipped]));
     // The SFT-distribution check after RL is in the result, not on the SFT curve.
     expect(metrics.evals.map((e) => `${e.phase}:${e.step}`).sort()).toEqual(['rl:0', 'rl:2', 'sft:4']);
     expect(metrics.baselines.map((b) => b.label)).toEqual(['SFT only']);

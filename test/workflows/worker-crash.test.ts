@@ -26,6 +26,18 @@ afterAll(async () => {
   await ctx?.stop();
 });
 
+/** SFT only, in chunks of 8 steps, big enough that a chunk outlasts the moment a kill lands. */
+function crashRunConfig(o: { steps: number; evalEvery: number; evalProblems: number; heartbeatSec: number }) {
+  return tinyRunConfig({
+    model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
+    sft: { steps: o.steps, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
+    eval: { everySteps: o.evalEvery, maxNewTokens: 48 },
+    task: { trainProblems: 60, evalProblems: o.evalProblems },
+    rl: { steps: 0 },
+    timeouts: { heartbeatSec: o.heartbeatSec },
+  });
+}
+
 it('survives SIGKILL of the training and inference workers without losing or duplicating checkpoints', async () => {
   // Each worker freezes inside an activity: the trainer in the middle of the 8-to-16 SFT chunk, the
   // inference worker as its second evaluation starts (an evaluation can finish within a second, before
@@ -34,13 +46,7 @@ it('survives SIGKILL of the training and inference workers without losing or dup
   const inference = workers.spawnFreezingWorker('inference', 'evaluatePolicy:start:2');
   const { workflowId, handle } = await ctx.startTrainingRun(
     'crash',
-    tinyRunConfig({
-      model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
-      sft: { steps: 24, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
-      eval: { everySteps: 8, maxNewTokens: 48 },
-      task: { trainProblems: 60, evalProblems: 96 },
-      timeouts: { heartbeatSec: 3 },
-    }),
+    crashRunConfig({ steps: 24, evalEvery: 8, evalProblems: 96, heartbeatSec: 3 }),
   );
   const frozen = await Promise.all([workers.killWhenFrozen('trainer', trainer), workers.killWhenFrozen('inference', inference)]);
   expect(frozen[0]).toMatch(/^FROZEN trainSft \{"step":12,/);
@@ -73,14 +79,7 @@ it('retries the attempt of a SIGKILLed trainer as soon as a new worker starts, n
   const trainer = workers.spawnFreezingWorker('trainer', 'trainSft:step:4');
   const { handle } = await ctx.startTrainingRun(
     'crash-journal',
-    tinyRunConfig({
-      model: { dModel: 64, nLayers: 2, nHeads: 2, dFf: 128, maxSeq: 192 },
-      sft: { steps: 8, batchSize: 32, stepsPerActivity: 8, warmupSteps: 1 },
-      eval: { everySteps: 0, maxNewTokens: 48 },
-      task: { trainProblems: 60, evalProblems: 32 },
-      rl: { steps: 0 },
-      timeouts: { heartbeatSec },
-    }),
+    crashRunConfig({ steps: 8, evalEvery: 0, evalProblems: 32, heartbeatSec }),
   );
   expect(await workers.killWhenFrozen('trainer', trainer)).toMatch(/^FROZEN trainSft \{"step":4,/);
   const killedAt = Date.now();
