@@ -66,13 +66,13 @@ async function main(): Promise<void> {
   let stopping = false;
   const spawnWorker = (q: Queue, rate: number): void => {
     const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'faulty-worker.js'), q], {
-      env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: storeDir, DURABLE_RL_RUNS: path.join(tmp, 'runs'), DURABLE_RL_FAULT_RATE: String(rate) },
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: storeDir, DURABLE_RL_RUNS: path.join(tmp, 'runs'), DURABLE_RL_ATTEMPT_JOURNAL: path.join(tmp, 'attempts'), DURABLE_RL_FAULT_RATE: String(rate) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (b: Buffer) => {
       injected += (b.toString().match(/^FAULT /gm) ?? []).length;
       // A restarted worker failing the attempts its killed predecessor held (workers/attempt-journal.ts).
-      failedOver += (b.toString().match(/attempt of a dead worker failed/g) ?? []).length;
+      failedOver += (b.toString().match(/attempt journal: failed /g) ?? []).length;
     });
     child.stderr!.resume();
     // A supervisor's job (systemd, Kubernetes): a worker that exits on its own is started again.

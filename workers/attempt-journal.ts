@@ -11,6 +11,8 @@
  * Failing an attempt that is in fact alive (a process id reused by a process started since, which
  * the start time read from /proc rules out on Linux) costs its work being done again, as a heartbeat
  * timeout would; nothing is lost. An attempt that already ended is not found, and its file goes.
+ * The journal is an optimisation: when it cannot be written or read, activities run as without it
+ * and the heartbeat timeout holds.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -23,6 +25,8 @@ import type { ActivityInterceptorsFactory, NativeConnection } from '@temporalio/
 /** One running attempt, as its file holds it. */
 interface AttemptEntry {
   host: string;
+  /** The pid namespace (/proc/self/ns/pid): a pid means the same process only within one. */
+  pidNamespace?: string;
   pid: number;
   /** The process's start time in clock ticks since boot (/proc/<pid>/stat), where readable. */
   pidStart?: string;
@@ -44,11 +48,24 @@ export interface JournalScope {
 /** The failure type Temporal records on an attempt whose worker died (retryable). */
 export const WORKER_DIED = 'WorkerDied';
 
-function processStart(pid: number): string | undefined {
+/** A dead process's entry for another server or namespace is removed once this old: its attempt has long timed out. */
+const FOREIGN_ENTRY_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+
+/** State and start time of a process (fields 3 and 22 of /proc/<pid>/stat), where readable. */
+function procStat(pid: number): { state: string; start: string } | undefined {
   try {
-    // Field 22 (starttime), counted after the command name, which is in parentheses and may hold spaces.
+    // Counted after the command name, which is in parentheses and may hold spaces: field 3 first.
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0]!, start: fields[19]! };
+  } catch {
+    return undefined;
+  }
+}
+
+function pidNamespace(): string | undefined {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid');
   } catch {
     return undefined;
   }
@@ -61,20 +78,38 @@ function isRunning(pid: number, pidStart: string | undefined): boolean {
     // EPERM: a process of another user has the id, so it runs.
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  return pidStart === undefined || processStart(pid) === undefined || processStart(pid) === pidStart;
+  const stat = procStat(pid);
+  if (stat === undefined) return true;
+  // A zombie has died; only its parent has not reaped it yet.
+  return stat.state !== 'Z' && (pidStart === undefined || stat.start === pidStart);
+}
+
+function warnOnce(): (what: string, err: unknown) => void {
+  let warned = false;
+  return (what, err) => {
+    if (warned) return;
+    warned = true;
+    console.warn(`[worker ${process.pid}] attempt journal: ${what} (${(err as Error).message}); activities run without it, a killed worker's attempts retried after their heartbeat timeout`);
+  };
 }
 
 /** The interceptor that keeps this process's running attempts in the journal. */
 export function attemptJournal(scope: JournalScope): ActivityInterceptorsFactory {
-  fs.mkdirSync(scope.dir, { recursive: true });
-  const self = { host: os.hostname(), pid: process.pid, pidStart: processStart(process.pid) };
+  const warn = warnOnce();
+  try {
+    fs.mkdirSync(scope.dir, { recursive: true });
+  } catch (err) {
+    warn(`cannot create ${scope.dir}`, err);
+  }
+  const ns = pidNamespace();
+  const start = procStat(process.pid)?.start;
+  const self = { host: os.hostname(), ...(ns ? { pidNamespace: ns } : {}), pid: process.pid, ...(start ? { pidStart: start } : {}) };
   return (ctx) => ({
     inbound: {
       async execute(input, next) {
         const { info } = ctx;
         const entry: AttemptEntry = {
           ...self,
-          ...(self.pidStart === undefined ? {} : { pidStart: self.pidStart }),
           address: scope.address,
           namespace: scope.namespace,
           taskToken: Buffer.from(info.taskToken).toString('base64'),
@@ -83,13 +118,26 @@ export function attemptJournal(scope: JournalScope): ActivityInterceptorsFactory
           attempt: info.attempt,
         };
         const file = path.join(scope.dir, `${process.pid}-${randomUUID()}.json`);
-        // Written whole or not at all: a reader never sees half an entry.
-        fs.writeFileSync(`${file}.tmp`, JSON.stringify(entry));
-        fs.renameSync(`${file}.tmp`, file);
+        let written = false;
+        try {
+          // Written whole or not at all: a reader never sees half an entry.
+          fs.writeFileSync(`${file}.tmp`, JSON.stringify(entry));
+          fs.renameSync(`${file}.tmp`, file);
+          written = true;
+        } catch (err) {
+          warn(`cannot write ${file}`, err);
+        }
         try {
           return await next(input);
         } finally {
-          fs.rmSync(file, { force: true });
+          if (written) {
+            try {
+              fs.rmSync(file, { force: true });
+            } catch (err) {
+              // Left behind, the entry is found to be this live process's and kept; harmless.
+              warn(`cannot remove ${file}`, err);
+            }
+          }
         }
       },
     },
@@ -103,37 +151,53 @@ export function attemptJournal(scope: JournalScope): ActivityInterceptorsFactory
 export async function failOrphanedAttempts(connection: NativeConnection, scope: JournalScope): Promise<string[]> {
   let files: string[];
   try {
-    files = fs.readdirSync(scope.dir).filter((f) => f.endsWith('.json'));
+    files = fs.readdirSync(scope.dir);
   } catch {
     return [];
   }
   const client = new Client({ connection, namespace: scope.namespace });
-  const failed: string[] = [];
+  const host = os.hostname();
+  const ns = pidNamespace();
+  const lines: string[] = [];
   for (const name of files) {
     const file = path.join(scope.dir, name);
-    let entry: AttemptEntry;
     try {
-      entry = JSON.parse(fs.readFileSync(file, 'utf8')) as AttemptEntry;
-    } catch {
-      continue; // Removed meanwhile by its own process.
-    }
-    if (entry.host !== os.hostname() || entry.address !== scope.address || entry.namespace !== scope.namespace) continue;
-    if (isRunning(entry.pid, entry.pidStart)) continue;
-    try {
-      await client.activity.fail(
-        Buffer.from(entry.taskToken, 'base64'),
-        ApplicationFailure.retryable(`worker process ${entry.pid} died during this attempt; failed by process ${process.pid} when it started, so that the retry need not wait out the heartbeat timeout`, WORKER_DIED),
-      );
-      failed.push(`${entry.activityType} attempt ${entry.attempt} of ${entry.workflowId}`);
-    } catch (err) {
-      // Not found: already ended (timed out and retried, or its workflow closed). Anything else (the
-      // server unreachable): the file stays for the next start, and the heartbeat timeout still holds.
-      if (!(err instanceof ActivityNotFoundError)) {
-        failed.push(`${entry.activityType} attempt ${entry.attempt} of ${entry.workflowId}: not failed (${(err as Error).message})`);
+      if (name.endsWith('.tmp')) {
+        // Killed between writing an entry and naming it: the attempt had not started.
+        const pid = Number(name.split('-')[0]);
+        if (Number.isSafeInteger(pid) && !isRunning(pid, undefined)) fs.rmSync(file, { force: true });
         continue;
       }
+      if (!name.endsWith('.json')) continue;
+      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as AttemptEntry;
+      if (entry.host !== host || entry.pidNamespace !== ns || isRunning(entry.pid, entry.pidStart)) continue;
+      if (entry.address !== scope.address || entry.namespace !== scope.namespace) {
+        // Another server's or namespace's: not this process's to fail, and no use once long dead.
+        if (Date.now() - fs.statSync(file).mtimeMs > FOREIGN_ENTRY_MAX_AGE_MS) fs.rmSync(file, { force: true });
+        continue;
+      }
+      lines.push(await failAttempt(client, entry));
+      fs.rmSync(file, { force: true });
+    } catch (err) {
+      // Removed meanwhile by its own process, unreadable, or the server unreachable: the file stays
+      // for the next start, and the attempt's heartbeat timeout still holds.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') lines.push(`${name}: left for the next start (${(err as Error).message})`);
     }
-    fs.rmSync(file, { force: true });
   }
-  return failed;
+  return lines;
+}
+
+async function failAttempt(client: Client, entry: AttemptEntry): Promise<string> {
+  const what = `${entry.activityType} attempt ${entry.attempt} of ${entry.workflowId}`;
+  try {
+    await client.activity.fail(
+      Buffer.from(entry.taskToken, 'base64'),
+      ApplicationFailure.retryable(`worker process ${entry.pid} died during this attempt; failed by process ${process.pid} when it started, so that the retry need not wait out the heartbeat timeout`, WORKER_DIED),
+    );
+    return `failed ${what} for its retry`;
+  } catch (err) {
+    // Already ended: timed out and retried, or its workflow closed.
+    if (err instanceof ActivityNotFoundError) return `${what} had already ended`;
+    throw err;
+  }
 }

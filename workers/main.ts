@@ -37,7 +37,7 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
   try {
     const journal = config.attemptJournal ? { dir: config.attemptJournal, address, namespace } : undefined;
     // Before this process polls: the attempts a dead predecessor left are retried at once.
-    if (journal) for (const line of await failOrphanedAttempts(connection, journal)) console.log(`[worker ${process.pid}] attempt of a dead worker failed for its retry: ${line}`);
+    if (journal) for (const line of await failOrphanedAttempts(connection, journal)) console.log(`[worker ${process.pid}] attempt journal: ${line}`);
     const interceptors = [...(journal ? [attemptJournal(journal)] : []), ...(metrics ? [activityMetrics(metrics.project)] : [])];
     const workers = await createWorkers({
       connection,

@@ -5,6 +5,8 @@
  * Every process started here is killed by killAll().
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../../src/paths';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
@@ -22,8 +24,12 @@ export interface FreezingWorker {
 /** `ctx.store`: the test's folder store; without it, `storeEnv` names the store (DURABLE_RL_STORE=s3://...). */
 export function workerProcesses(ctx: { namespace: string; store?: FsBlobStore }, storeEnv: Record<string, string> = {}) {
   const children = new Set<ChildProcess>();
+  // The test's own attempt journal (workers/attempt-journal.ts): a killed worker's replacement reads
+  // it, and nothing is left in the repository's .data.
+  const journal = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-attempts-'));
   const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
     ...process.env,
+    DURABLE_RL_ATTEMPT_JOURNAL: journal,
     TEMPORAL_ADDRESS: testAddress(),
     TEMPORAL_NAMESPACE: ctx.namespace,
     ...(ctx.store ? { DURABLE_RL_STORE: ctx.store.root } : {}),
