@@ -36,13 +36,9 @@ export function episodeCalls(t: RunConfig['timeouts'], batch: boolean): EpisodeC
 /** One activity per request (generate, calcWithAttempt), as histories recorded before batching have them. */
 export function perRequestCalls(t: RunConfig['timeouts']): EpisodeCalls {
   const { tools } = planActProxies(t);
-  const generators = new Map<string, ReturnType<typeof generateProxy>>();
+  const generatorOf = perQueue((taskQueue) => generateProxy(t, taskQueue));
   return {
-    generate(input, taskQueue = TASK_QUEUES.inference) {
-      let generate = generators.get(taskQueue);
-      if (!generate) generators.set(taskQueue, (generate = generateProxy(t, taskQueue)));
-      return generate(input);
-    },
+    generate: (input, taskQueue = TASK_QUEUES.inference) => generatorOf(taskQueue)(input),
     async calc(expression) {
       try {
         return await tools.calcWithAttempt({ expression });
@@ -58,22 +54,28 @@ export function perRequestCalls(t: RunConfig['timeouts']): EpisodeCalls {
 /** Each activation's requests as one activity per inference queue, and one for the calculator. */
 function batchedCalls(t: RunConfig['timeouts']): EpisodeCalls {
   const { tools } = planActProxies(t);
-  const generators = new Map<string, (input: GenerateInput) => Promise<GenerateResult>>();
+  const generatorOf = perQueue((taskQueue) => {
+    const batch = generateBatchProxy(t, taskQueue);
+    return batchPerActivation((requests: GenerateInput[]) => batch({ requests }));
+  });
   const calc = batchPerActivation(async (expressions: string[]): Promise<Array<BatchOutcome<CalcAnswer>>> => {
     const { outcomes, attempt } = await tools.calcBatch({ expressions });
     // Bad input is the actor's mistake, answered to it; it is no failure of the call.
     return outcomes.map((o) => ({ ok: 'ok' in o ? { value: o.ok, attempt } : { inputError: o.failed.message, attempt } }));
   });
   return {
-    generate(input, taskQueue = TASK_QUEUES.inference) {
-      let generate = generators.get(taskQueue);
-      if (!generate) {
-        const batch = generateBatchProxy(t, taskQueue);
-        generators.set(taskQueue, (generate = batchPerActivation((requests: GenerateInput[]) => batch({ requests }))));
-      }
-      return generate(input);
-    },
+    generate: (input, taskQueue = TASK_QUEUES.inference) => generatorOf(taskQueue)(input),
     calc,
+  };
+}
+
+/** One generate function per inference queue, made at its first use (a batcher batches one queue's requests). */
+function perQueue(make: (taskQueue: string) => (input: GenerateInput) => Promise<GenerateResult>): (taskQueue: string) => (input: GenerateInput) => Promise<GenerateResult> {
+  const made = new Map<string, (input: GenerateInput) => Promise<GenerateResult>>();
+  return (taskQueue) => {
+    let f = made.get(taskQueue);
+    if (!f) made.set(taskQueue, (f = make(taskQueue)));
+    return f;
   };
 }
 

@@ -1,5 +1,11 @@
+/** Niceness helpers for the processes a run or benchmark starts. */
 import fs from 'node:fs';
 import os from 'node:os';
+
+function checkNice(nice: number): void {
+  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new Error(`nice must be a whole number from 1 to 19, got ${nice}`);
+}
+
 /**
  * The command line that runs `binary args` under `nice -n N` (coreutils), for benchmarks that favour
  * one process (bench:async keeps the trainer's core): nice execs the binary, so the pid is the
@@ -8,7 +14,7 @@ import os from 'node:os';
  */
 export function niced(nice: number | undefined, binary: string, args: string[]): [string, string[]] {
   if (!nice) return [binary, args];
-  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new Error(`nice must be a whole number from 1 to 19, got ${nice}`);
+  checkNice(nice);
   return ['nice', ['-n', String(nice), binary, ...args]];
 }
 
@@ -20,7 +26,7 @@ export function niced(nice: number | undefined, binary: string, args: string[]):
  * Returns how many threads it reached (0 where /proc is missing).
  */
 export function reniceProcess(pid: number, nice: number): number {
-  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new Error(`nice must be a whole number from 1 to 19, got ${nice}`);
+  checkNice(nice);
   let tids: string[];
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`);
