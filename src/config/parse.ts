@@ -35,6 +35,9 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     if (d.rollout.plannerCredit !== 'outcome' && d.rollout.kind !== 'plan-act') {
       throw new ConfigError(source, [{ path: 'rollout.plannerCredit', message: `planner credit applies to Plan/Act episodes (rollout.kind plan-act; this config has ${d.rollout.kind})` }]);
     }
+    if (!d.rollout.batchRequests && d.rollout.kind === 'agent') {
+      throw new ConfigError(source, [{ path: 'rollout.batchRequests', message: "an outside agent's model calls reach the gateway over HTTP, not as activities, so there is nothing to send one by one (rollout.batchRequests applies to rollout.kind standard, plan-act, tree and horizon)" }]);
+    }
     if (d.task.kind === 'arith' && d.task.split === 'expression' && d.task.rl.testProblems > 0) {
       throw new ConfigError(source, [{ path: 'task.rl.testProblems', message: 'with task.split expression, test and validation problems come from one held-out pool and may overlap; use task.split: subproblem, or task.rl.testProblems: 0' }]);
     }

@@ -323,6 +323,8 @@ export const RolloutSchema = z
      * arrives: for calls that take long and vary (a GPU engine serving long agent turns), where
      * Temporal's few milliseconds per call are nothing beside them (bench:planact, 64 episodes at
      * 5 s +- 50% a call: 1.7% over direct calls against 12.1% batched; docs/benchmarks.md).
+     * Horizon episodes make one call at a time, so they have nothing to batch either way; with
+     * rollout.kind agent (calls through the gateway, not activities) false is refused.
      */
     batchRequests: z.boolean().default(true),
     barrierTimeoutSec: seconds(1800),

@@ -237,6 +237,10 @@ describe('issue 24 keys refuse what they cannot do, naming the field', () => {
     refused({ rollout: { kind: 'tree', plannerCredit: 'correct-results' }, rl: { groupSize: 4 } }, 'rollout.plannerCredit');
     expect(parseRunConfig({ rl: { advantageNorm: 'role' }, rollout: { plannerCredit: 'correct-results' } }).rl.advantageNorm).toBe('role');
   });
+  it('rollout.batchRequests false only where calls are activities (not an outside agent\'s)', () => {
+    refused({ rollout: { kind: 'agent', batchRequests: false } }, 'rollout.batchRequests');
+    expect(parseRunConfig({ rollout: { kind: 'standard', batchRequests: false } }).rollout.batchRequests).toBe(false);
+  });
   it('a test split needs the sub-problem split', () => {
     refused({ task: { split: 'expression' } }, 'task.rl.testProblems');
     expect(parseRunConfig({ task: { split: 'expression', rl: { testProblems: 0 } } }).task.split).toBe('expression');
