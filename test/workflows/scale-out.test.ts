@@ -10,8 +10,9 @@
  *    two slots, so it has finished at least one): the rollout completes on the other process with
  *    every generation completed exactly once and exactly one sample per generation.
  */
+import type { ChildProcess } from 'node:child_process';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { names } from '../../activities/names';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities } from '../../activities/training';
@@ -27,6 +28,7 @@ import { createTestNamespace, testAddress, tinyRunConfig, uniqueId } from '../he
 import { workerProcesses } from '../helpers/worker-processes';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const TASK_QUEUE_TYPE_ACTIVITY = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY;
 
 const s3 = testS3();
 const prefix = uniquePrefix('scale-out');
@@ -107,8 +109,34 @@ function metricValue(text: string, name: string, labels = ''): number {
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
+/** Waits until a process of each pid polls the queue (a process takes seconds to start on a busy 2-core machine). */
+async function waitForPollers(queue: string, pidsToSee: number[]): Promise<void> {
+  for (;;) {
+    const { pollers } = await client.workflowService.describeTaskQueue({
+      namespace,
+      taskQueue: { name: queue },
+      taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
+    });
+    const identities = (pollers ?? []).map((p) => p.identity ?? '');
+    if (pidsToSee.every((pid) => identities.some((i) => identityOf(pid).test(i)))) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 it('runs a training run with orchestration, two inference, training and tools processes on the S3 store', async () => {
-  const inference = [workers.spawnWorker('inference', { DURABLE_RL_INFERENCE_CONCURRENCY: '4' }), workers.spawnWorker('inference', { DURABLE_RL_INFERENCE_CONCURRENCY: '4' })];
+  // Two slots each: the 4 GRPO groups' first wave of generate batches is 4 activities at once, so
+  // once both processes poll, neither can take them all.
+  const inference = [workers.spawnWorker('inference', { DURABLE_RL_INFERENCE_CONCURRENCY: '2' }), workers.spawnWorker('inference', { DURABLE_RL_INFERENCE_CONCURRENCY: '2' })];
+  try {
+    await waitForPollers(TASK_QUEUES.inference, inference.map((p) => p.pid!));
+    await runOnTwoInferenceProcesses(inference);
+  } finally {
+    // Killed even when an assertion failed: a live process would take the next test's work.
+    await Promise.all(inference.map((p) => workers.killHard(p)));
+  }
+}, 240_000);
+
+async function runOnTwoInferenceProcesses(inference: ChildProcess[]): Promise<void> {
   const workflowId = uniqueId('scale-run');
   const handle = await client.workflow.start('trainingRun', {
     taskQueue: TASK_QUEUES.orchestration,
@@ -142,8 +170,7 @@ it('runs a training run with orchestration, two inference, training and tools pr
   expect(metricValue(trainer, 'durable_rl_train_step_seconds_count', 'kind="sft"')).toBe(4);
   expect(metricValue(trainer, 'durable_rl_train_step_seconds_count', 'kind="grpo"')).toBe(1);
   expect(trainer).toMatch(/^temporal_activity_execution_latency\w*_count\{.*activity_type="trainGrpo"/m);
-  await Promise.all(inference.map((p) => workers.killHard(p)));
-}, 240_000);
+}
 
 it('loses and duplicates no sample when an inference process is SIGKILLed mid-rollout', async () => {
   const runId = uniqueId('scale-crash');
