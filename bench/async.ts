@@ -41,7 +41,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { TrainingRunResult } from '../src/contracts/training-run';
-import { REPO_ROOT } from '../src/paths';
+import { defaultRunsDir, REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
 import { freePort } from '../scripts/lib/dev-server';
 import { startVllmForModel } from '../scripts/lib/remote-engine-for-run';
@@ -49,6 +49,7 @@ import type { RunningVllm } from '../scripts/lib/vllm-server';
 import { progressQuery, TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
 import { arg } from './lib/args';
 import { machineBusySeconds, ownCpuSeconds, processCpuSeconds } from './lib/cpu';
+import { rlStepsOfRun, stepWallSeconds } from './lib/rl-steps';
 
 interface Outcome {
   seed: number;
@@ -252,7 +253,8 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
       const order = modes.map((_, j) => modes[(i + j) % modes.length]!);
       for (const k of order) {
         const rlCpu: RlPhaseCost = {};
-        const r = await run(`bench-async-k${k}-s${seed}-${stamp}`, {
+        const id = `bench-async-k${k}-s${seed}-${stamp}`;
+        const r = await run(id, {
           ...common,
           experiment: 'bench-async',
           seed,
@@ -261,29 +263,31 @@ async function benchSchedules({ seeds, modes, tiny, gpuMs, engine, layout, nice,
           rl: { ...base.rl, steps: rlSteps, ...(k > 0 ? { async: { maxStaleness: k } } : {}) },
           ...(inference ? { inference } : {}),
         }, rlCpu);
-        const rlSeconds = r.rl.reduce((n, p) => n + p.seconds.publish + p.seconds.rollout + p.seconds.train, 0);
+        // Every step from the run's metrics file (the result keeps only the last steps).
+        const steps = rlStepsOfRun(defaultRunsDir(), id, rlSteps);
+        const rlSeconds = steps.reduce((n, p) => n + stepWallSeconds(p), 0);
         const last = r.rlEvals.at(-1)!.greedy;
-        const sched = r.rl.filter((p) => p.schedule);
+        const sched = steps.filter((p) => p.schedule);
         outcomes.push({
           seed,
           k,
           rlSeconds,
-          steps: r.rl.length,
-          stepsPerHour: (r.rl.length / rlSeconds) * 3600,
+          steps: steps.length,
+          stepsPerHour: (steps.length / rlSeconds) * 3600,
           accuracy: last.accuracy,
           stderr: last.stderr,
           // The synchronous schedule's idle shares follow from its phases.
-          trainerIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.trainerIdle)) : meanOf(r.rl.map((p) => p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
-          inferenceIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.inferenceIdle)) : meanOf(r.rl.map((p) => 1 - p.seconds.rollout / (p.seconds.publish + p.seconds.rollout + p.seconds.train))),
+          trainerIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.trainerIdle)) : meanOf(steps.map((p) => p.seconds!.rollout / stepWallSeconds(p))),
+          inferenceIdle: sched.length > 0 ? meanOf(sched.map((p) => p.schedule!.inferenceIdle)) : meanOf(steps.map((p) => 1 - p.seconds!.rollout / stepWallSeconds(p))),
           ...(sched.length > 0 ? { partial: sched.reduce((n, p) => n + (p.schedule!.partial ?? 0), 0) } : {}),
-          cpuPerStep: Object.fromEntries(Object.entries(rlCpu.used ?? {}).map(([k, v]) => [k, v / r.rl.length])),
+          cpuPerStep: Object.fromEntries(Object.entries(rlCpu.used ?? {}).map(([k, v]) => [k, v / steps.length])),
         });
         const o = outcomes.at(-1)!;
-        console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${r.rl.length} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
-        console.error(`  train phase s/step: ${r.rl.map((p) => p.seconds.train.toFixed(1)).join(' ')}`);
-        console.error(`  update in activity s/step: ${r.rl.map((p) => (p.update?.updateSeconds ?? 0).toFixed(1)).join(' ')}`);
+        console.error(`seed ${seed} k=${k}: ${o.rlSeconds.toFixed(1)} s for ${o.steps} RL steps, held-out greedy ${(100 * o.accuracy).toFixed(1)}%`);
+        console.error(`  train phase s/step: ${steps.map((p) => p.seconds!.train.toFixed(1)).join(' ')}`);
+        console.error(`  update in activity s/step${r.rl.length < steps.length ? ` (the last ${r.rl.length})` : ''}: ${r.rl.map((p) => (p.update?.updateSeconds ?? 0).toFixed(1)).join(' ')}`);
         console.error(`  core-seconds per RL step: ${Object.entries(o.cpuPerStep).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
-        const perStep = (n: number) => (n / r.rl.length).toFixed(1);
+        const perStep = (n: number) => (n / o.steps).toFixed(1);
         console.error(`  activities per RL step in this process (requests): ${Object.entries(rlCpu.activities ?? {}).map(([k, v]) => `${k} ${perStep(v.activities)}${v.requests !== v.activities ? ` (${perStep(v.requests)})` : ''}`).join(', ')}`);
       }
     }

@@ -26,13 +26,12 @@ import type { RunConfigInput } from '../src/config/schema';
 import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { names } from '../activities/names';
-import { metricsFilePath } from '../activities/run-records';
-import { parseMetricsJsonl } from '../src/report/parse-metrics';
 import type { RlStepMetrics } from '../src/report/run-metrics';
 import { FsBlobStore } from '../src/store/fs-blob-store';
 import { REPO_ROOT } from '../src/paths';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
 import { arg } from './lib/args';
+import { rlStepsOfRun, stepWallSeconds } from './lib/rl-steps';
 
 type Queue = 'orchestration' | 'inference' | 'training' | 'tools';
 const QUEUES: Queue[] = ['orchestration', 'inference', 'training', 'tools'];
@@ -200,15 +199,7 @@ async function main(): Promise<void> {
     const faulty = await run(`chaos-faulty-${stamp}`, rlConfig(sftId), injectFaults);
     const wholeRun = { clean: clean.wall, faulty: faulty.wall };
 
-    // Every RL step's record, from the run's metrics file: the run's result keeps only its last
-    // steps (bounded histories), and a run of more steps than that would be judged on its tail.
-    const stepsOf = (id: string): RlStepMetrics[] => {
-      const file = metricsFilePath(path.join(tmp, 'runs'), id);
-      const rl = parseMetricsJsonl(fs.readFileSync(file, 'utf8'), file).rl;
-      const numbers = rl.map((p) => p.step);
-      if (new Set(numbers).size !== numbers.length || numbers.length !== rlSteps) throw new Error(`${file}: expected one line for each of ${rlSteps} RL steps, found steps ${numbers.join(',')}`);
-      return rl;
-    };
+    const stepsOf = (id: string): RlStepMetrics[] => rlStepsOfRun(path.join(tmp, 'runs'), id, rlSteps);
     // Lost and duplicated samples, from the rollouts' own summaries against what each step trained.
     const count = async (id: string, steps: RlStepMetrics[]) => {
       let produced = 0;
@@ -232,7 +223,7 @@ async function main(): Promise<void> {
     const faultyCounts = await count(`chaos-faulty-${stamp}`, faultySteps);
     // One checkpoint name per step, created only if absent: a second write of a step cannot add one.
     const checkpoints = (await new FsBlobStore(storeDir).listNames(names.checkpointPrefix(`chaos-faulty-${stamp}`))).length;
-    const stepWall = (p: RlStepMetrics) => p.seconds!.publish + p.seconds!.rollout + p.seconds!.train;
+    const stepWall = stepWallSeconds;
     const rlWall = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + stepWall(p), 0);
     const trainSec = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + p.seconds!.train, 0);
 

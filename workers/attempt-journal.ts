@@ -21,6 +21,7 @@ import path from 'node:path';
 import { Client, ActivityNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory, NativeConnection } from '@temporalio/worker';
+import { readProcStat } from '../src/system/proc-stat';
 
 /** One running attempt, as its file holds it. */
 interface AttemptEntry {
@@ -51,18 +52,6 @@ export const WORKER_DIED = 'WorkerDied';
 /** A dead process's entry for another server or namespace is removed once this old: its attempt has long timed out. */
 const FOREIGN_ENTRY_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
-/** State and start time of a process (fields 3 and 22 of /proc/<pid>/stat), where readable. */
-function procStat(pid: number): { state: string; start: string } | undefined {
-  try {
-    // Counted after the command name, which is in parentheses and may hold spaces: field 3 first.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0]!, start: fields[19]! };
-  } catch {
-    return undefined;
-  }
-}
-
 function pidNamespace(): string | undefined {
   try {
     return fs.readlinkSync('/proc/self/ns/pid');
@@ -78,10 +67,10 @@ function isRunning(pid: number, pidStart: string | undefined): boolean {
     // EPERM: a process of another user has the id, so it runs.
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const stat = procStat(pid);
+  const stat = readProcStat(pid);
   if (stat === undefined) return true;
   // A zombie has died; only its parent has not reaped it yet.
-  return stat.state !== 'Z' && (pidStart === undefined || stat.start === pidStart);
+  return stat.state !== 'Z' && (pidStart === undefined || stat.startTicks === pidStart);
 }
 
 function warnOnce(): (what: string, err: unknown) => void {
@@ -102,7 +91,7 @@ export function attemptJournal(scope: JournalScope): ActivityInterceptorsFactory
     warn(`cannot create ${scope.dir}`, err);
   }
   const ns = pidNamespace();
-  const start = procStat(process.pid)?.start;
+  const start = readProcStat(process.pid)?.startTicks;
   const self = { host: os.hostname(), ...(ns ? { pidNamespace: ns } : {}), pid: process.pid, ...(start ? { pidStart: start } : {}) };
   return (ctx) => ({
     inbound: {

@@ -3,16 +3,12 @@
  * dev server and worker processes are separate processes; this one is process.cpuUsage()).
  */
 import fs from 'node:fs';
+import { CLOCK_TICKS_PER_SECOND, readProcStat } from '../../src/system/proc-stat';
 
 /** CPU seconds a process has used (user + system, all its threads), from /proc; NaN once it is gone. */
 export function processCpuSeconds(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime + stime, in clock ticks (100 a second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
+  const stat = readProcStat(pid);
+  return stat ? (stat.utimeTicks + stat.stimeTicks) / CLOCK_TICKS_PER_SECOND : NaN;
 }
 
 /** CPU seconds this process has used (user + system, all its threads). */
