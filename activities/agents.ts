@@ -28,6 +28,8 @@ export interface RunAgentEpisodeInput {
   expression: string;
   maxCalls: number;
   temperature: number;
+  /** rl.topP; absent when it is 1 (and in inputs recorded before the key reached agents). */
+  topP?: number;
   maxTokens: number;
   seed?: number;
 }
@@ -43,6 +45,8 @@ export interface RunAgentCommandInput {
   expression: string;
   maxCalls: number;
   temperature: number;
+  /** rl.topP; absent when it is 1 (and in inputs recorded before the key reached agents). */
+  topP?: number;
   maxTokens: number;
   seed: number;
 }
@@ -80,6 +84,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
           DURABLE_RL_EPISODE_ID: recordedAs,
           DURABLE_RL_PROBLEM: input.expression,
           DURABLE_RL_TEMPERATURE: String(input.temperature),
+          ...(input.topP !== undefined ? { DURABLE_RL_TOP_P: String(input.topP) } : {}),
           DURABLE_RL_MAX_TOKENS: String(input.maxTokens),
           DURABLE_RL_MAX_CALLS: String(input.maxCalls),
           DURABLE_RL_SEED: String(input.seed),
@@ -101,6 +106,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
         episodeId: recordedAs,
         maxCalls: input.maxCalls,
         temperature: input.temperature,
+        ...(input.topP !== undefined ? { topP: input.topP } : {}),
         maxTokens: input.maxTokens,
         ...(input.seed !== undefined ? { seed: input.seed } : {}),
       });

@@ -7,7 +7,7 @@
  *   DURABLE_RL_MODEL                  the model name it serves
  *   DURABLE_RL_EPISODE_ID             sent as x-episode-id on every call (the gateway records under it)
  *   DURABLE_RL_PROBLEM                the problem (here an arithmetic expression)
- *   DURABLE_RL_TEMPERATURE, DURABLE_RL_MAX_TOKENS, DURABLE_RL_MAX_CALLS, DURABLE_RL_SEED
+ *   DURABLE_RL_TEMPERATURE, DURABLE_RL_TOP_P (only when rl.topP is not 1), DURABLE_RL_MAX_TOKENS, DURABLE_RL_MAX_CALLS, DURABLE_RL_SEED
  *
  * The last line it prints is the episode's result: {"answer": "<text>" | null, "requests": <n>}.
  */
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
   const client = new OpenAI({ baseURL: env('OPENAI_BASE_URL'), apiKey: process.env.OPENAI_API_KEY ?? 'none', maxRetries: 2 });
   const seed = numberEnv('DURABLE_RL_SEED');
   const temperature = numberEnv('DURABLE_RL_TEMPERATURE');
+  const topP = numberEnv('DURABLE_RL_TOP_P');
   const maxTokens = numberEnv('DURABLE_RL_MAX_TOKENS');
   const maxCalls = numberEnv('DURABLE_RL_MAX_CALLS');
   const result = await solveArithmetic(client, env('DURABLE_RL_PROBLEM'), {
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     episodeId: env('DURABLE_RL_EPISODE_ID'),
     ...(seed !== undefined ? { seed } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
+    ...(topP !== undefined ? { topP } : {}),
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(maxCalls !== undefined ? { maxCalls } : {}),
   });

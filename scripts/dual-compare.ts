@@ -19,7 +19,6 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
-import type { RunConfigInput } from '../src/config/schema';
 import type { PlanActJobInput } from '../src/contracts/plan-act';
 import type { RunState, TrainingRunResult } from '../src/contracts/training-run';
 import { getJson } from '../src/store/blob-store';
@@ -31,26 +30,10 @@ import { TASK_QUEUES } from '../workflows/shared';
 import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
 import { ensureServer } from './lib/local-server';
 import { runMain } from './lib/run-main';
+import { evaluationConfig, jobConfig } from './lib/dual-configs';
 import { ARMS, type Arm, type ArmResult, type CompareFile, mainJobArms, summarizeDual } from './lib/dual-summary';
 
 const OUT_DIR = path.join(DATA_DIR, 'dual-compare');
-
-/** The main job's config as the jobs take it: its task, model, rl and eval, Plan/Act rollouts in `mode`. */
-function jobConfig(base: Record<string, unknown>, experiment: string, mode: 'shared' | 'dual', credit: boolean): RunConfigInput {
-  const { compare: _unused, ...rest } = base as Record<string, unknown> & { compare?: unknown };
-  // The SFT demonstrations' keys are trainingRun's (a job refuses them): the jobs start from SFT's checkpoint.
-  const { demoToolUseRate: _rate, extraDemonstrations: _extra, ...task } = rest.task as Record<string, unknown>;
-  const cfg = {
-    ...rest,
-    task,
-    experiment,
-    rollout: { ...(rest.rollout as Record<string, unknown>), kind: 'plan-act', mode, barrierTimeoutSec: 1800, rolloutTimeoutSec: 1800, fallbackOnTimeout: false, plannerCredit: credit ? 'correct-results' : 'outcome' },
-    // The jobs' own oracle-context evaluations only at the start (the joint evaluation is the measure).
-    eval: { ...(rest.eval as Record<string, unknown>), rlEverySteps: 1000 },
-  } as RunConfigInput;
-  parseRunConfig(cfg, `${experiment} config`);
-  return cfg;
-}
 
 async function compare(fromRun: string): Promise<CompareFile> {
   // The config the main job ran with (its seed included), as main.ts wrote it beside its metrics.
@@ -76,9 +59,9 @@ async function compare(fromRun: string): Promise<CompareFile> {
   try {
     const tag = `${fromRun}-dual-cmp`;
     const start = (id: string, input: PlanActJobInput) => client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [input] });
-    const job = (role: PlanActJobInput['role'], experiment: string, mode: 'shared' | 'dual', credit: boolean): PlanActJobInput => ({
+    const job = (role: PlanActJobInput['role'], experiment: string, credit: boolean): PlanActJobInput => ({
       role,
-      config: jobConfig(base, experiment, mode, credit),
+      config: jobConfig(base, experiment, role, credit),
       rolloutIds,
       weightsFromRun: fromRun,
       fromStep,
@@ -96,11 +79,11 @@ async function compare(fromRun: string): Promise<CompareFile> {
     }
     console.log(`training 5 jobs for ${rollouts} rollouts from ${fromRun} step ${fromStep}: ${Object.values(jobs).join(', ')}`);
     const handles = await Promise.all([
-      start(jobs.shared, job('shared', `${tag}-shared`, 'shared', false)),
-      start(jobs.outcomePlanner, job('planner', `${tag}-outcome`, 'dual', false)),
-      start(jobs.outcomeActor, job('actor', `${tag}-outcome`, 'dual', false)),
-      start(jobs.creditPlanner, job('planner', `${tag}-credit`, 'dual', true)),
-      start(jobs.creditActor, job('actor', `${tag}-credit`, 'dual', true)),
+      start(jobs.shared, job('shared', `${tag}-shared`, false)),
+      start(jobs.outcomePlanner, job('planner', `${tag}-outcome`, false)),
+      start(jobs.outcomeActor, job('actor', `${tag}-outcome`, false)),
+      start(jobs.creditPlanner, job('planner', `${tag}-credit`, true)),
+      start(jobs.creditActor, job('actor', `${tag}-credit`, true)),
     ]);
     // fallbackOnTimeout is off: a job whose partner does not come fails instead of training alone.
     try {
@@ -125,7 +108,7 @@ async function compare(fromRun: string): Promise<CompareFile> {
       frozenPlannerOutcome: { planner: { weights: sft }, actor: from(jobs.outcomeActor) },
       frozenPlannerCredit: { planner: { weights: sft }, actor: from(jobs.creditActor) },
     };
-    const evalConfig = jobConfig(base, `${tag}-joint`, 'dual', false);
+    const evalConfig = evaluationConfig(base, `${tag}-joint`, 'dual', false);
     const judged = await Promise.all(
       ARMS.map(async (arm) => {
         const r = (await client.workflow.execute('jointEvaluation', {

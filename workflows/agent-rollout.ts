@@ -38,6 +38,8 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
         expression: p.expression,
         maxCalls: cfg.rollout.maxToolCallsPerAct,
         temperature: cfg.rl.temperature,
+        // Only when set: the inputs of runs at top_p 1 stay as they were recorded.
+        ...(cfg.rl.topP !== 1 ? { topP: cfg.rl.topP } : {}),
         maxTokens: cfg.rl.maxNewTokens,
         seed: cfg.seed * 100_003 + input.rolloutId * 1_009 + p.index,
       };

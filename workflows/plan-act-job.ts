@@ -85,7 +85,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
   validateInput(input, rolloutIds);
   const cfg = carry?.config ?? (await loadConfig(input));
   const { jobs, training, evaluation, records } = planActProxies(cfg.timeouts);
-  validateRole(input, cfg);
+  await validateRole(input, cfg);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 
   // Jobs started before jobs trained keep the commands they were recorded with.
@@ -338,7 +338,7 @@ function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob input: ${problems.join('; ')}`, 'ConfigError', problems);
 }
 
-function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
+async function validateRole(input: PlanActJobInput, cfg: RunConfig): Promise<void> {
   // trainingRun's keys that mean nothing to a job: say so rather than ignore them.
   const notForJobs = [
     ...(cfg.init?.fromRun !== undefined ? ['init.fromRun (a job takes weightsFromRun / fromStep)'] : []),
@@ -353,6 +353,9 @@ function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
     ...(cfg.inference.openai?.weightSync ? ['inference.openai.weightSync (trainingRun only: a job does not train a remote model)'] : []),
   ];
   if (notForJobs.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob config: ${notForJobs.join('; ')}`, 'ConfigError');
+  // More of trainingRun's keys (SFT, its evaluations, asynchronous RL): refused since this patch, ignored before it.
+  const ignored = patched('unread-keys-refused') ? (await import('../src/config/workflow-keys')).keysPlanActJobIgnores(cfg, input.role) : [];
+  if (ignored.length > 0) throw configFailure(new ConfigError('planActJob config', ignored));
   const wanted = input.role === 'shared' ? 'shared' : 'dual';
   if (cfg.rollout.kind !== 'plan-act' || cfg.rollout.mode !== wanted) {
     throw ApplicationFailure.nonRetryable(

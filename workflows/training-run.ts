@@ -81,6 +81,10 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const remote = remotePolicy(cfg);
   const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg) ?? baselineRefusal(cfg);
   if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
+  // Keys only planActJob reads (its rollout timeouts): refused since this patch, ignored before it.
+  // Loaded here, not at the top: the schema it reads is built once per workflow instance that imports it.
+  const ignored = patched('unread-keys-refused') ? (await import('../src/config/workflow-keys')).keysTrainingRunIgnores(cfg) : [];
+  if (ignored.length > 0) throw configFailure(new ConfigError('workflow input', ignored));
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   // A resume must run the config the state was made with.

@@ -47,7 +47,8 @@ export function tinyPlanActConfig(experiment: string, mode: 'shared' | 'dual', r
     task: { difficulty: { minTerms: 4, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
     model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 128 },
     rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 16 },
-    rollout: { mode, maxTurns: 4, barrierTimeoutSec: 60, rolloutTimeoutSec: 120, ...rollout },
+    // The barrier's timeout is dual mode's (a shared job refuses it).
+    rollout: { mode, maxTurns: 4, ...(mode === 'dual' ? { barrierTimeoutSec: 60 } : {}), rolloutTimeoutSec: 120, ...rollout },
     timeouts: { heartbeatSec: 10 },
   };
 }

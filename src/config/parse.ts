@@ -1,3 +1,4 @@
+import { inactiveKeys } from './dependent-keys';
 import { checkGrid } from './grid-checks';
 import { RunConfigSchema, TreeSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
@@ -41,7 +42,16 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
     if (d.task.kind === 'arith' && d.task.split === 'expression' && d.task.rl.testProblems > 0) {
       throw new ConfigError(source, [{ path: 'task.rl.testProblems', message: 'with task.split expression, test and validation problems come from one held-out pool and may overlap; use task.split: subproblem, or task.rl.testProblems: 0' }]);
     }
+    if (d.rollout.kind === 'tree' && d.inference.engine === 'openai' && d.tree.nodeSampling === 'entropy') {
+      // OpenAI-compatible servers return no per-step entropy: every candidate would weigh the same.
+      throw new ConfigError(source, [{ path: 'tree.nodeSampling', message: 'entropy-weighted branch points need the per-token entropy that only the embedded engine reports (inference.engine is openai): set tree.nodeSampling: random' }]);
+    }
+    if (d.rollout.kind === 'agent' && d.rl.temperature > 2) {
+      throw new ConfigError(source, [{ path: 'rl.temperature', message: `an outside agent samples through the gateway, whose OpenAI API takes temperature up to 2 (it is ${d.rl.temperature})` }]);
+    }
     checkGrid(d, source);
+    const inactive = inactiveKeys(d);
+    if (inactive.length > 0) throw new ConfigError(source, inactive);
     return d;
   }
   throw new ConfigError(

@@ -359,7 +359,11 @@ export const EvalSchema = z
   .object({
     /** Evaluate after every this many SFT steps (and always at the end of SFT); 0 = only at the end. */
     everySteps: int(0).default(100),
-    /** Evaluate on the RL distribution after every this many RL steps (and at the start and end of RL); 0 = only start and end. */
+    /**
+     * trainingRun: evaluate on the RL distribution (task.rl.evalProblems) after every this many RL
+     * steps and at the start and end of RL; 0 = only start and end. planActJob: evaluate its policy
+     * on task.evalProblems at its start and after every this many rollouts; 0 = never.
+     */
     rlEverySteps: int(0).default(10),
     /** RL evaluations also sample (rl.temperature / rl.topP, seeded per episode), not only decode greedily. */
     sampled: z.boolean().default(true),

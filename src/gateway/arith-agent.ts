@@ -26,6 +26,8 @@ export interface SolveOptions {
   episodeId: string;
   maxCalls?: number;
   temperature?: number;
+  /** Nucleus sampling's top_p; left out of the request when absent (the server's default, 1). */
+  topP?: number;
   maxTokens?: number;
   seed?: number;
 }
@@ -40,6 +42,7 @@ export async function solveArithmetic(client: OpenAI, expression: string, o: Sol
         messages,
         tools: CALC_TOOLS,
         temperature: o.temperature ?? 0,
+        ...(o.topP !== undefined ? { top_p: o.topP } : {}),
         max_tokens: o.maxTokens ?? 32,
         ...(o.seed !== undefined ? { seed: o.seed + call } : {}),
       },

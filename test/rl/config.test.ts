@@ -46,7 +46,7 @@ test('the loss options: clip bounds fall back to clipEps, the norm divisor to ma
 
 test('every KL estimator name verl accepts (except full) parses', () => {
   for (const kind of ['kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3']) {
-    expect(parseRunConfig({ rl: { klLossType: kind, klPenalty: kind } }).rl.klLossType).toBe(kind);
+    expect(parseRunConfig({ rl: { useKlLoss: true, klLossType: kind, useKlInReward: true, klPenalty: kind } }).rl.klLossType).toBe(kind);
   }
   expect(problemPaths({ rl: { klLossType: 'full' } })[0]).toMatch(/^rl\.klLossType: /);
 });

@@ -273,6 +273,13 @@ describe('rolloutSession (dual mode)', () => {
     expect(sessionRuns[1]).not.toBe(sessionRuns[0]);
   });
 
+  it("a job refuses trainingRun's keys it would ignore (asynchronous RL, SFT), naming them, before it runs anything", async () => {
+    const cfg = { ...tinyPlanActConfig(uniqueId('job-keys'), 'shared'), rl: { promptsPerStep: 1, groupSize: 2, async: { maxStaleness: 1 } }, sft: { steps: 10 } };
+    const handle = await env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('job-keys'), args: [{ role: 'shared', config: cfg, rolloutIds: [1], inferenceQueue: mixedQueue }] });
+    const failure = await failureOf(handle);
+    expect(failure).toMatchObject({ type: 'ConfigError', message: expect.stringMatching(/rl\.async\.maxStaleness: a job trains each rollout[^]*sft: a job runs no SFT/) });
+  });
+
   it('a training job under a workflow id used before with another config fails at once, naming the id', async () => {
     const experiment = uniqueId('claimed');
     const cfg = { ...tinyPlanActConfig(experiment, 'shared'), rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 16 } };

@@ -94,6 +94,14 @@ describe('trainingRun', () => {
     expect(await scheduledActivities(handle)).toEqual(['resolveRunConfig']);
   });
 
+  it("refuses a planActJob's rollout timeouts, which trainingRun would ignore, naming them", async () => {
+    const { handle } = await ctx.startTrainingRun('job-keys', tinyRunConfig({ rollout: { maxTurns: 2, rolloutTimeoutSec: 60 } }));
+    const cause = ((await handle.result().catch((e: unknown) => e)) as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe('ConfigError');
+    expect(cause.message).toMatch(/rollout\.rolloutTimeoutSec: it bounds a planActJob's rollouts/);
+    expect(await scheduledActivities(handle)).toEqual(['resolveRunConfig']);
+  });
+
   it('fails at once with a typed ConfigError naming the bad field', async () => {
     const { handle } = await ctx.startTrainingRun('bad-config', { sft: { steps: -3 } });
     const err = await handle.result().catch((e: unknown) => e);
