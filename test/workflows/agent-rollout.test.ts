@@ -25,7 +25,9 @@ let gateway: FastifyInstance;
 let baseUrl: string;
 
 /** A calculator call first; after the result, the result (or 7 on odd seeds: a wrong answer). */
+const topPs: number[] = [];
 async function scriptedActor(prompt: string, params: SamplingParams): Promise<Completion> {
+  topPs.push(params.topP);
   const result = /<result>(.*?)<\/result>\n$/.exec(prompt)?.[1];
   const expression = /^Evaluate: (\S+)\n/.exec(prompt)![1]!;
   const text = result === undefined ? `<calc>${expression}</calc>` : (params.seed ?? 0) % 2 === 1 ? '7' : result;
@@ -75,4 +77,13 @@ it('runs agent episodes through the gateway and merges each episode\'s recorded 
   const out: TrainGrpoOutput = await new MockActivityEnvironment().run(training.trainGrpo, { runId, checkpoint: init.checkpoint, samples: [set], step: 1, rl: config.rl, resetOptimizer: true });
   expect(out.rows).toBe(4);
   expect(out.checkpoint.step).toBe(1);
+});
+
+it("samples at the run's rl.topP (the gateway's top_p), as at its temperature", async () => {
+  const config = parseRunConfig({ seed: 2, model: { dModel: 32, nLayers: 1, nHeads: 2, dFf: 64, maxSeq: 192 }, rl: { promptsPerStep: 1, groupSize: 2, maxNewTokens: 24, topP: 0.9 } });
+  const input: AgentRolloutInput = { runId: 'agents-top-p', rolloutId: 1, config, gateway: { baseUrl, model: 'scripted-actor', weightVersion: 0 } };
+  topPs.length = 0;
+  const result = (await ctx.env.client.workflow.execute('agentRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('agents-top-p'), args: [input] })) as RolloutSummary;
+  expect(result.metrics.generations).toBe(4);
+  expect(topPs).toEqual([0.9, 0.9, 0.9, 0.9]);
 });
