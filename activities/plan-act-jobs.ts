@@ -12,6 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { loadRunConfig } from '../src/config/load';
 import { ConfigError } from '../src/config/errors';
+import { keysPlanActJobIgnores } from '../src/config/workflow-keys';
 import type { RunConfig } from '../src/config/schema';
 import { readOnnxMetadata } from '../src/model/onnx-export';
 import { REPO_ROOT } from '../src/paths';
@@ -31,9 +32,13 @@ export interface ArriveAtSessionInput {
 export function createPlanActJobActivities({ store, client }: { store: BlobStore; client: Client }) {
   return {
     /** Reads a YAML/JSON run config on the worker, relative to the repository root. */
-    async loadJobConfig({ file }: { file: string }): Promise<RunConfig> {
+    async loadJobConfig({ file, role }: { file: string; role?: 'planner' | 'actor' | 'shared' }): Promise<RunConfig> {
       try {
-        return loadRunConfig(path.resolve(REPO_ROOT, file));
+        const cfg = loadRunConfig(path.resolve(REPO_ROOT, file));
+        // The keys a job would ignore (absent role: an input recorded before the check).
+        const ignored = role ? keysPlanActJobIgnores(cfg, role) : [];
+        if (ignored.length > 0) throw new ConfigError(file, ignored);
+        return cfg;
       } catch (err) {
         if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
         throw err;

@@ -7,6 +7,7 @@
  */
 import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
 import { configProxies } from './activity-proxies';
+import type { ResolveRunConfigInput } from '../activities/config';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import { asRecordedInWorkflow, withRecordedDefaults } from '../src/config/recorded';
@@ -18,11 +19,11 @@ const { resolveRunConfig } = configProxies;
  * ConfigError naming every bad field. Behind patched('config-resolved-once'): histories recorded
  * before it keep parsing inside the workflow, as they did.
  */
-export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, source: string): Promise<RunConfig> {
+export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, source: string, check: Pick<ResolveRunConfigInput, 'consumer' | 'continued'> = {}): Promise<RunConfig> {
   if (!patched('config-resolved-once')) return parseConfigOrFail(input, source);
   try {
     // A config recorded before a key existed lacks it: filled with the recording code's behaviour.
-    return withRecordedDefaults(await resolveRunConfig({ config: input, source }));
+    return withRecordedDefaults(await resolveRunConfig({ config: input, source, ...check }));
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === 'ConfigError') {
@@ -42,7 +43,7 @@ export async function parseConfigOrFail(input: RunConfigInput | RunConfig, sourc
   const { parseRunConfig } = await import('../src/config/parse');
   try {
     // Only histories older than every later key parse here.
-    return asRecordedInWorkflow(parseRunConfig(input, source));
+    return asRecordedInWorkflow(parseRunConfig(input, source, { refuseUnread: false }));
   } catch (err) {
     if (err instanceof ConfigError) throw configFailure(err);
     throw err;

@@ -85,7 +85,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
   validateInput(input, rolloutIds);
   const cfg = carry?.config ?? (await loadConfig(input));
   const { jobs, training, evaluation, records } = planActProxies(cfg.timeouts);
-  await validateRole(input, cfg);
+  validateRole(input, cfg);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 
   // Jobs started before jobs trained keep the commands they were recorded with.
@@ -308,7 +308,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 }
 
 async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
-  const cfg = await readConfig(input);
+  const cfg = await readConfig(input, input.role);
   // Plan/Act jobs run the arithmetic task; the grid world trains through trainingRun.
   if (cfg.task.kind !== 'arith') {
     throw configFailure(new ConfigError('planActJob input', [{ path: 'task.kind', message: 'planActJob runs the arithmetic Plan/Act task; task.kind grid runs through trainingRun' }]));
@@ -317,14 +317,14 @@ async function loadConfig(input: PlanActJobInput): Promise<RunConfig> {
 }
 
 /** A job's config: its file (read by an activity, recorded once) or its inline config, resolved. */
-export async function readConfig(input: Pick<PlanActJobInput, 'config' | 'configFile'>): Promise<RunConfig> {
+export async function readConfig(input: Pick<PlanActJobInput, 'config' | 'configFile'>, role?: PlanActJobInput['role']): Promise<RunConfig> {
   if (input.configFile !== undefined) {
     // The file lives with the workers; its parsed content goes into the history, so replays and
     // continue-as-new never read it again.
     const { jobs } = planActProxies((await parseConfigOrFail({}, 'defaults')).timeouts);
-    return jobs.loadJobConfig({ file: input.configFile });
+    return jobs.loadJobConfig({ file: input.configFile, ...(role ? { role } : {}) });
   }
-  return resolveConfigOrFail(input.config ?? {}, 'planActJob input');
+  return resolveConfigOrFail(input.config ?? {}, 'planActJob input', role ? { consumer: { workflow: 'planActJob', role } } : {});
 }
 
 function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {
@@ -338,7 +338,7 @@ function validateInput(input: PlanActJobInput, rolloutIds: number[]): void {
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob input: ${problems.join('; ')}`, 'ConfigError', problems);
 }
 
-async function validateRole(input: PlanActJobInput, cfg: RunConfig): Promise<void> {
+function validateRole(input: PlanActJobInput, cfg: RunConfig): void {
   // trainingRun's keys that mean nothing to a job: say so rather than ignore them.
   const notForJobs = [
     ...(cfg.init?.fromRun !== undefined ? ['init.fromRun (a job takes weightsFromRun / fromStep)'] : []),
@@ -353,9 +353,6 @@ async function validateRole(input: PlanActJobInput, cfg: RunConfig): Promise<voi
     ...(cfg.inference.openai?.weightSync ? ['inference.openai.weightSync (trainingRun only: a job does not train a remote model)'] : []),
   ];
   if (notForJobs.length > 0) throw ApplicationFailure.nonRetryable(`invalid planActJob config: ${notForJobs.join('; ')}`, 'ConfigError');
-  // More of trainingRun's keys (SFT, its evaluations, asynchronous RL): refused since this patch, ignored before it.
-  const ignored = patched('unread-keys-refused') ? (await import('../src/config/workflow-keys')).keysPlanActJobIgnores(cfg, input.role) : [];
-  if (ignored.length > 0) throw configFailure(new ConfigError('planActJob config', ignored));
   const wanted = input.role === 'shared' ? 'shared' : 'dual';
   if (cfg.rollout.kind !== 'plan-act' || cfg.rollout.mode !== wanted) {
     throw ApplicationFailure.nonRetryable(

@@ -73,7 +73,8 @@ function trimState(state: RunState): void {
 export async function trainingRun(input: RunConfigInput, resume?: TrainingRunResume): Promise<TrainingRunResult> {
   // Runs started before this code keep the commands they were recorded with.
   if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
-  const cfg = await resolveConfigOrFail(input, 'workflow input');
+  // A later execution (continue-as-new, --resume) carries the config its start accepted.
+  const cfg = await resolveConfigOrFail(input, 'workflow input', { consumer: { workflow: 'trainingRun' }, ...(resume ? { continued: true } : {}) });
   if (cfg.rollout.mode === 'dual') {
     const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (docs/plan-act.md)';
     throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
@@ -81,10 +82,6 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const remote = remotePolicy(cfg);
   const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg) ?? baselineRefusal(cfg);
   if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
-  // Keys only planActJob reads (its rollout timeouts): refused since this patch, ignored before it.
-  // Loaded here, not at the top: the schema it reads is built once per workflow instance that imports it.
-  const ignored = patched('unread-keys-refused') ? (await import('../src/config/workflow-keys')).keysTrainingRunIgnores(cfg) : [];
-  if (ignored.length > 0) throw configFailure(new ConfigError('workflow input', ignored));
   const { data, training, inference, records } = activityProxies(cfg.timeouts);
   const runId = workflowInfo().workflowId;
   // A resume must run the config the state was made with.

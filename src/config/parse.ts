@@ -3,8 +3,12 @@ import { checkGrid } from './grid-checks';
 import { RunConfigSchema, TreeSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
 
-/** Validates a plain object (already read from JSON/YAML or a workflow input). */
-export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
+/**
+ * Validates a plain object (already read from JSON/YAML or a workflow input). `refuseUnread: false`
+ * leaves out the refusal of keys that count only with a switch on (src/config/dependent-keys.ts), for
+ * configs accepted before it: a run's carried config, and histories that parse in the workflow.
+ */
+export function parseRunConfig(raw: unknown, source = 'input', opts: { refuseUnread?: boolean } = {}): RunConfig {
   const result = RunConfigSchema.safeParse(raw ?? {});
   if (result.success) {
     // No silent options: tree.* settings other than the defaults only mean something to tree rollouts.
@@ -50,7 +54,7 @@ export function parseRunConfig(raw: unknown, source = 'input'): RunConfig {
       throw new ConfigError(source, [{ path: 'rl.temperature', message: `an outside agent samples through the gateway, whose OpenAI API takes temperature up to 2 (it is ${d.rl.temperature})` }]);
     }
     checkGrid(d, source);
-    const inactive = inactiveKeys(d);
+    const inactive = opts.refuseUnread === false ? [] : inactiveKeys(d);
     if (inactive.length > 0) throw new ConfigError(source, inactive);
     return d;
   }

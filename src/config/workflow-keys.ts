@@ -2,7 +2,9 @@
  * No silent options across workflows: trainingRun, planActJob and the rollout sessions take one run
  * config, and some keys mean something to only one of them. Each workflow refuses the keys it would
  * ignore, by name, when they differ from their defaults (a parsed config has every default filled
- * in, so a key set to its default cannot be told from one left out).
+ * in, so a key set to its default cannot be told from one left out). Checked where the config is
+ * resolved (the resolveRunConfig and loadJobConfig activities) when a run or job starts: a later
+ * execution of it (continue-as-new, --resume) carries the config it was started with.
  */
 import { EvalSchema, RolloutSchema, SftSchema, TaskSchema, type RunConfig } from './schema';
 
@@ -44,4 +46,12 @@ export function keysPlanActJobIgnores(cfg: RunConfig, role: 'planner' | 'actor' 
     refuse('rollout.barrierTimeoutSec', 'a shared job plays both roles itself: there is no partner to wait for (dual mode only)');
   }
   return problems;
+}
+
+/** Which workflow a config is resolved for, and a job's role. */
+export type ConfigConsumer = { workflow: 'trainingRun' } | { workflow: 'planActJob'; role: 'planner' | 'actor' | 'shared' };
+
+/** The keys `consumer` would ignore. */
+export function keysIgnoredBy(cfg: RunConfig, consumer: ConfigConsumer): KeyProblem[] {
+  return consumer.workflow === 'trainingRun' ? keysTrainingRunIgnores(cfg) : keysPlanActJobIgnores(cfg, consumer.role);
 }

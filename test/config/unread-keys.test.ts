@@ -5,7 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { createConfigActivities } from '../../activities/config';
 import { ConfigError } from '../../src/config/errors';
+import { loadRunConfig } from '../../src/config/load';
 import { parseRunConfig } from '../../src/config/parse';
 import { keysPlanActJobIgnores, keysTrainingRunIgnores } from '../../src/config/workflow-keys';
 import { REPO_ROOT } from '../../src/paths';
@@ -86,6 +88,12 @@ describe('each workflow refuses the keys only another one reads', () => {
     expect(job({ rollout: { mode: 'shared', barrierTimeoutSec: 60, rolloutTimeoutSec: 60 } }, 'shared')).toEqual(['rollout.barrierTimeoutSec']);
   });
 
+  it('the example job configs hold no key their jobs would ignore', () => {
+    for (const [file, roles] of [['plan-act-shared.yaml', ['shared']], ['plan-act-dual.yaml', ['planner', 'actor']], ['plan-act-dual-rl.yaml', ['planner', 'actor']], ['plan-act-dual-rl-planner.yaml', ['planner', 'actor']]] as const) {
+      for (const role of roles) expect([file, role, keysPlanActJobIgnores(loadRunConfig(path.join(REPO_ROOT, 'configs', file)), role)]).toEqual([file, role, []]);
+    }
+  });
+
   it("the dual-mode comparison gives its jobs the main job's config without those keys, and its joint evaluation the test split", () => {
     const main = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, 'configs', 'default.yaml'), 'utf8')) as Record<string, unknown>;
     for (const role of ['planner', 'actor', 'shared'] as const) {
@@ -96,5 +104,23 @@ describe('each workflow refuses the keys only another one reads', () => {
     const evaluation = parseRunConfig(evaluationConfig(main, 'cmp', 'dual', false));
     expect(evaluation.task.rl.testProblems).toBe(parseRunConfig(main).task.rl.testProblems);
     expect(evaluation.eval.passAtK).toBe(parseRunConfig(main).eval.passAtK);
+  });
+});
+
+describe('where the refusals happen: when a run or job starts, not when it goes on', () => {
+  const { resolveRunConfig } = createConfigActivities();
+  const refused = (p: Promise<unknown>) => expect(p).rejects.toMatchObject({ type: 'ConfigError', nonRetryable: true });
+
+  it("the resolveRunConfig activity refuses the keys its workflow would ignore, and a later execution's carried config is taken as its start took it", async () => {
+    const timeouts = { rollout: { rolloutTimeoutSec: 60 } };
+    await refused(resolveRunConfig({ config: timeouts, source: 'workflow input', consumer: { workflow: 'trainingRun' } }));
+    await refused(resolveRunConfig({ config: { sft: { steps: 5 } }, source: 'planActJob input', consumer: { workflow: 'planActJob', role: 'shared' } }));
+    // Without a consumer (inputs recorded before the check, the joint evaluation) only the schema's rules apply.
+    expect((await resolveRunConfig({ config: timeouts, source: 'x' })).rollout.rolloutTimeoutSec).toBe(60);
+    // A run started before the refusals carries what its start accepted: compare.sftBudget filled
+    // for configs recorded before the key, with no SFT baseline on.
+    const carried = { compare: { moreSft: false, filteredSft: false, sftBudget: 'rl-wall-time' as const }, ...timeouts };
+    await refused(resolveRunConfig({ config: carried, source: 'workflow input', consumer: { workflow: 'trainingRun' } }));
+    expect((await resolveRunConfig({ config: carried, source: 'workflow input', consumer: { workflow: 'trainingRun' }, continued: true })).compare.sftBudget).toBe('rl-wall-time');
   });
 });
