@@ -82,7 +82,7 @@ async function main(): Promise<number> {
   workers.forEach((w, i) => console.log(`| ${w.pid} | ${w.entry} | http://127.0.0.1:${opts.metricsPort + i}/metrics | ${path.relative(REPO_ROOT, w.logFile)} |`));
 
   if (!config) {
-    console.log(`\nStart runs with the Temporal CLI, e.g.\n  temporal workflow start --address ${server.address} --namespace ${opts.namespace} --task-queue ${TASK_QUEUES.orchestration} --type planActJob --input '{"role":"shared","configFile":"configs/default.yaml"}'\nCtrl-C stops the workers and the S3 server.`);
+    console.log(`\nStart runs with the Temporal CLI, e.g.\n  temporal workflow start --address ${server.address} --namespace ${opts.namespace} --task-queue ${TASK_QUEUES.orchestration} --type planActJob --input '{"role":"shared","configFile":"configs/plan-act-shared.yaml","rolloutIds":[1,2]}'\nCtrl-C stops the workers and the S3 server.`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
