@@ -223,8 +223,7 @@ async function main(): Promise<void> {
     const faultyCounts = await count(`chaos-faulty-${stamp}`, faultySteps);
     // One checkpoint name per step, created only if absent: a second write of a step cannot add one.
     const checkpoints = (await new FsBlobStore(storeDir).listNames(names.checkpointPrefix(`chaos-faulty-${stamp}`))).length;
-    const stepWall = stepWallSeconds;
-    const rlWall = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + stepWall(p), 0);
+    const rlWall = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + stepWallSeconds(p), 0);
     const trainSec = (steps: RlStepMetrics[]) => steps.reduce((n, p) => n + p.seconds!.train, 0);
 
     console.log(`${sftSteps} SFT steps, then ${rlSteps} async RL steps (maxStaleness 1) of ${base.rl.promptsPerStep} prompts × ${base.rl.groupSize}; ${tiny ? 'tiny model' : 'the default model'}; a fault every ${faultEverySec} s, activities failing at rate ${failRate}`);
@@ -245,7 +244,7 @@ async function main(): Promise<void> {
     console.log('|---|---:|---:|');
     const first = faults[0]?.at ?? 0;
     for (const f of faults) console.log(`| ${f.what} | ${((f.at - first) / 1000).toFixed(0)} | ${f.resumedAfter?.toFixed(1) ?? 'run ended first'} |`);
-    const steps = cleanSteps.map(stepWall).sort((a, b) => a - b);
+    const steps = cleanSteps.map(stepWallSeconds).sort((a, b) => a - b);
     console.log(`(a clean step takes ${steps[Math.floor(steps.length / 2)]!.toFixed(1)} s, median)`);
   } finally {
     finished = true;

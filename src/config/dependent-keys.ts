@@ -1,10 +1,10 @@
 /**
  * No silent options: keys that only take effect when another setting turns them on. Set to anything
  * but their default while that setting is off, they are refused by name, with what would make them
- * count. (A key set to its default value cannot be told from one left out: a parsed config has every
- * default filled in.)
+ * count (src/config/defaults.ts: a key set to its default cannot be told from one left out).
  */
-import { HorizonSchema, RunConfigSchema, type RunConfig } from './schema';
+import { differsFromDefault } from './defaults';
+import type { RunConfig } from './schema';
 
 interface DependentKey {
   /** Dotted path of the key. */
@@ -36,22 +36,11 @@ const DEPENDENT_KEYS: DependentKey[] = [
   ...onlyWith(['compare.sftBudget'], (c) => c.compare.moreSft || c.compare.filteredSft, () => 'it budgets the SFT baselines (compare.moreSft, compare.filteredSft), and neither is on'),
 ];
 
-let defaults: Record<string, unknown> | undefined;
-/** Every key's default, rl.async's and horizon's included (both absent from a config that leaves them out). */
-function defaultsOf(): Record<string, unknown> {
-  return (defaults ??= { ...RunConfigSchema.parse({ rl: { async: {} } }), horizon: HorizonSchema.parse({}) });
-}
-
-function at(obj: unknown, key: string): unknown {
-  return key.split('.').reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
-}
-
 /** The keys this config sets to something other than their default where nothing reads them. */
 export function inactiveKeys(cfg: RunConfig): Array<{ path: string; message: string }> {
   const problems: Array<{ path: string; message: string }> = [];
   for (const { key, active, needs } of DEPENDENT_KEYS) {
-    const value = at(cfg, key);
-    if (value === undefined || JSON.stringify(value) === JSON.stringify(at(defaultsOf(), key)) || active(cfg)) continue;
+    if (!differsFromDefault(cfg, key) || active(cfg)) continue;
     if (problems.some((p) => p.path === key)) continue;
     problems.push({ path: key, message: `${needs(cfg)}; leave it out or make it count` });
   }
