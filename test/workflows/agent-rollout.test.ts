@@ -6,8 +6,10 @@
  * seeds), so episodes have two calls each and groups have reward spread.
  */
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { runAgentProcess } from '../../activities/agent-process';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities, type TrainGrpoOutput } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
@@ -15,6 +17,7 @@ import type { Completion, SamplingParams } from '../../src/domain/types';
 import { blobStoreRecorder } from '../../src/gateway/recorder';
 import { createGateway } from '../../src/gateway/server';
 import { loadTokenizer } from '../../src/model/tokenizer';
+import { REPO_ROOT } from '../../src/paths';
 import type { AgentRolloutInput, RolloutSummary } from '../../src/contracts/plan-act';
 import { TASK_QUEUES } from '../../workflows/shared';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
@@ -86,4 +89,17 @@ it("samples at the run's rl.topP (the gateway's top_p), as at its temperature", 
   const result = (await ctx.env.client.workflow.execute('agentRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('agents-top-p'), args: [input] })) as RolloutSummary;
   expect(result.metrics.generations).toBe(4);
   expect(topPs).toEqual([0.9, 0.9, 0.9, 0.9]);
+});
+
+it("the default agent command passes DURABLE_RL_TOP_P on as top_p, through the official openai client", async () => {
+  topPs.length = 0;
+  const env = { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'none', DURABLE_RL_MODEL: 'scripted-actor', DURABLE_RL_EPISODE_ID: uniqueId('agent-cmd'), DURABLE_RL_PROBLEM: '2+3', DURABLE_RL_SEED: '0' };
+  const argv = [process.execPath, path.join(REPO_ROOT, 'dist', 'scripts', 'agent-episode.js')];
+  const out = await runAgentProcess({ argv, cwd: REPO_ROOT, env: { ...env, DURABLE_RL_TOP_P: '0.8' }, timeoutMs: 30_000 });
+  expect(out.requests).toBe(2);
+  expect(topPs).toEqual([0.8, 0.8]);
+  // Without it the request leaves top_p out: the gateway's default, 1.
+  topPs.length = 0;
+  await runAgentProcess({ argv, cwd: REPO_ROOT, env: { ...env, DURABLE_RL_EPISODE_ID: uniqueId('agent-cmd') }, timeoutMs: 30_000 });
+  expect(topPs).toEqual([1, 1]);
 });
