@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { blobStoreRecorder } from '../src/gateway/recorder';
 import { createGateway } from '../src/gateway/server';
+import { weightsKey } from '../src/model/hf-checkpoint';
 import { loadTokenizer } from '../src/model/tokenizer';
 import type { BlobStore } from '../src/store/blob-store';
 import type { BatchingEngine } from '../src/engine/batcher';
@@ -41,7 +42,7 @@ export class AgentGateways {
 
   /** Runs `use` with the base URL of a gateway serving these weights (a model of maxSeq positions). */
   async with<T>(weights: WeightsInfo, maxSeq: number, use: (baseUrl: string) => Promise<T>): Promise<T> {
-    const key = weights.onnx.sha256;
+    const key = weightsKey(weights);
     let entry = this.gateways.get(key);
     if (!entry) {
       const opened: Entry = { version: weights.version, served: this.open(weights, maxSeq), users: 0, evicted: false };

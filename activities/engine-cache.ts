@@ -1,6 +1,6 @@
 /**
  * Inference workers keep the engines of the newest weight versions loaded. Weights arrive by
- * reference (the ONNX blob published by publishWeights); a new version is loaded on first use.
+ * reference (the ONNX blob or torch checkpoint published by publishWeights); a new version is loaded on first use.
  */
 import type { BlobStore } from '../src/store/blob-store';
 import { BatchingEngine } from '../src/engine/batcher';
@@ -9,6 +9,7 @@ import { loadTokenizer } from '../src/model/tokenizer';
 import { ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
 import type { GptConfig } from '../src/model/arch';
 import type { WeightsInfo } from '../src/contracts/weights';
+import { onnxOfWeights, weightsKey } from '../src/model/hf-checkpoint';
 
 /**
  * Versions kept loaded: asynchronous RL (rl.async.maxStaleness k) plays rollouts of up to k + 1
@@ -60,7 +61,7 @@ export class EngineCache {
   }
 
   private entry(weights: WeightsInfo): Entry {
-    const key = weights.onnx.sha256;
+    const key = weightsKey(weights);
     let entry = this.entries.get(key);
     if (!entry) {
       const created: Entry = { engine: this.load(weights), leases: 0 };
@@ -87,9 +88,9 @@ function release(entry: Entry): void {
   entry.engine.then((e) => e.release()).catch(() => undefined);
 }
 
-/** The embedded engine of published weights (their ONNX blob), behind a batcher. */
+/** The embedded engine of published weights (their ONNX blob, or the torch trainer's GPT-2 checkpoint), behind a batcher. */
 export async function loadBatchingEngine(store: BlobStore, weights: WeightsInfo, maxBatch: number): Promise<BatchingEngine> {
-  const bytes = await store.get(weights.onnx);
+  const bytes = await onnxOfWeights(store, weights);
   const configJson = readOnnxMetadata(bytes)[ONNX_META.config];
   if (!configJson) throw new Error(`ONNX weights v${weights.version} carry no ${ONNX_META.config} metadata`);
   const config = JSON.parse(configJson) as GptConfig;

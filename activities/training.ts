@@ -30,6 +30,8 @@ export interface InitPolicyInput {
   runId: string;
   model: RunConfig['model'];
   seed: number;
+  /** The run's trainer section (the torch worker reads it; this trainer is trainer.backend tfjs). */
+  trainer?: RunConfig['trainer'];
 }
 
 export interface TrainSftInput {
@@ -41,6 +43,8 @@ export interface TrainSftInput {
   seed: number;
   /** Train exactly this many tokens (the step reaching them trains only what is left), before toStep if need be. */
   maxTrainedTokens?: number;
+  /** The run's trainer section (the torch worker reads it; this trainer is trainer.backend tfjs). */
+  trainer?: RunConfig['trainer'];
 }
 
 export interface TrainSftOutput {
@@ -69,6 +73,8 @@ export interface TrainGrpoInput {
   policyVersion?: number;
   /** rft: rejection-sampling fine-tuning, only the correct episodes with advantage 1 (compare.rft); default grpo. */
   objective?: 'grpo' | 'rft';
+  /** The run's trainer section (the torch worker reads it; this trainer is trainer.backend tfjs). */
+  trainer?: RunConfig['trainer'];
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
@@ -107,6 +113,8 @@ export interface CheckpointFromRunInput {
   /** Its checkpoint at this step; default its latest. */
   step?: number;
   model: RunConfig['model'];
+  /** The run's trainer section (the torch worker reads it; this trainer is trainer.backend tfjs). */
+  trainer?: RunConfig['trainer'];
 }
 
 export interface CheckpointFromHfInput {
@@ -114,6 +122,8 @@ export interface CheckpointFromHfInput {
   /** A Hugging Face GPT-2 directory on the training workers. */
   dir: string;
   model: RunConfig['model'];
+  /** The run's trainer section (the torch worker reads it; this trainer is trainer.backend tfjs). */
+  trainer?: RunConfig['trainer'];
 }
 
 export interface PublishWeightsInput {
@@ -135,7 +145,8 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       heartbeatIfActivity('start');
       const backend = await initTfBackend();
       heartbeatIfActivity('backend');
-      const config = { ...input.model, vocabSize: loadTokenizer().vocabSize };
+      const { dModel, nLayers, nHeads, dFf, maxSeq } = input.model;
+      const config = { dModel, nLayers, nHeads, dFf, maxSeq, vocabSize: loadTokenizer().vocabSize };
       const weights = initWeights(config, input.seed);
       heartbeatIfActivity('initialised');
       const parameters = Object.values(weights).reduce((a, w) => a + w.length, 0);
@@ -288,9 +299,13 @@ function heartbeatIfActivity(details: string): void {
   ctx.heartbeat(details);
 }
 
+/** The keys of model.* that shape the embedded policy (model.arch is gpt2 here: the config refuses others for tfjs). */
+const GPT_SHAPE_KEYS = ['dModel', 'nLayers', 'nHeads', 'dFf', 'maxSeq'] as const;
+type GptShape = Pick<RunConfig['model'], (typeof GPT_SHAPE_KEYS)[number]>;
+
 /** A starting policy must have the run's shape (model.*): a ConfigError naming every key that differs. */
-function refuseOtherShape(key: string, model: RunConfig['model'], found: RunConfig['model'], where: string): void {
-  const mismatch = (Object.keys(model) as Array<keyof RunConfig['model']>).filter((k) => found[k] !== model[k]);
+function refuseOtherShape(key: string, model: RunConfig['model'], found: GptShape, where: string): void {
+  const mismatch = GPT_SHAPE_KEYS.filter((k) => found[k] !== model[k]);
   if (mismatch.length === 0) return;
   const what = mismatch.map((k) => `model.${k} is ${model[k]} here but ${found[k]} in ${where}`).join('; ');
   throw ApplicationFailure.nonRetryable(`${key}: ${what}`, 'ConfigError');

@@ -18,7 +18,7 @@ import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
 import type { RunConfig } from '../src/config/schema';
-import { TASK_QUEUES } from './shared';
+import { TASK_QUEUES, TRAINER_QUEUES } from './shared';
 
 /** Failures that no retry can fix: bad config, bad input, model output that cannot be parsed. */
 export const NON_RETRYABLE_ERRORS = ['ConfigError', 'BadInputError', 'CalcInputError', 'PlanParseError', 'RemoteEngineRequestError'];
@@ -38,7 +38,8 @@ export const configProxies = proxyActivities<ConfigActivities>({
   retry: { ...retry(10), nonRetryableErrorTypes: ['ConfigError'] },
 });
 
-export function activityProxies(t: RunConfig['timeouts']) {
+/** `trainer`: the run's trainer section (absent: the tfjs trainer), which picks the training queue. */
+export function activityProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer']) {
   const heartbeatTimeout = t.heartbeatSec * 1000;
   return {
     // Builds the dataset in one go without heartbeats, so no heartbeat timeout: a dead worker is
@@ -54,7 +55,7 @@ export function activityProxies(t: RunConfig['timeouts']) {
       startToCloseTimeout: '2m',
       retry: retry(10),
     }),
-    training: trainingProxies(t),
+    training: trainingProxies(t, trainer),
     inference: proxyActivities<InferenceActivities>({
       taskQueue: TASK_QUEUES.inference,
       startToCloseTimeout: t.generateSec * 1000,
@@ -77,20 +78,26 @@ export function activityProxies(t: RunConfig['timeouts']) {
  * SIGKILLed while publishing stalled bench:chaos's smoke test that long. Histories recorded before
  * keep the old options, behind patched() — called at the activity's call, so the marker goes only
  * into histories that schedule it.
+ *
+ * The trainer backend (trainer.backend) picks the task queue (TRAINER_QUEUES: the tfjs workers' or
+ * the torch worker's), and a run with a trainer section sends it along with every input that loads
+ * or makes a policy, so the torch worker knows the device, dtype and LoRA settings. A run without one
+ * (every run recorded before the key) schedules exactly what it did.
  */
-function trainingProxies(t: RunConfig['timeouts']) {
-  const options = { taskQueue: TASK_QUEUES.training, startToCloseTimeout: t.trainSec * 1000, retry: retry(10) };
+function trainingProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer']) {
+  const options = { taskQueue: TRAINER_QUEUES[trainer?.backend ?? 'tfjs'], startToCloseTimeout: t.trainSec * 1000, retry: retry(10) };
   const heartbeating = proxyActivities<TrainingActivities>({ ...options, heartbeatTimeout: t.heartbeatSec * 1000 });
   const single = proxyActivities<TrainingActivities>(options);
   const startOptions = () => (patched('start-checkpoint-heartbeat') ? heartbeating : single);
+  const withTrainer = <I extends object>(input: I): I => (trainer ? { ...input, trainer } : input);
+  type Input<K extends keyof TrainingActivities> = Parameters<TrainingActivities[K]>[0];
   return {
-    trainSft: heartbeating.trainSft,
-    trainGrpo: heartbeating.trainGrpo,
-    initPolicy: (input: Parameters<TrainingActivities['initPolicy']>[0]) => startOptions().initPolicy(input),
-    publishWeights: (input: Parameters<TrainingActivities['publishWeights']>[0]) =>
-      (patched('publish-weights-heartbeat') ? heartbeating : single).publishWeights(input),
-    checkpointFromRun: (input: Parameters<TrainingActivities['checkpointFromRun']>[0]) => startOptions().checkpointFromRun(input),
-    checkpointFromHf: (input: Parameters<TrainingActivities['checkpointFromHf']>[0]) => startOptions().checkpointFromHf(input),
+    trainSft: (input: Input<'trainSft'>) => heartbeating.trainSft(withTrainer(input)),
+    trainGrpo: (input: Input<'trainGrpo'>) => heartbeating.trainGrpo(withTrainer(input)),
+    initPolicy: (input: Input<'initPolicy'>) => startOptions().initPolicy(withTrainer(input)),
+    publishWeights: (input: Input<'publishWeights'>) => (patched('publish-weights-heartbeat') ? heartbeating : single).publishWeights(input),
+    checkpointFromRun: (input: Input<'checkpointFromRun'>) => startOptions().checkpointFromRun(withTrainer(input)),
+    checkpointFromHf: (input: Input<'checkpointFromHf'>) => startOptions().checkpointFromHf(withTrainer(input)),
   } satisfies { [K in keyof TrainingActivities]: unknown };
 }
 
@@ -117,7 +124,7 @@ export function generateBatchProxy(t: RunConfig['timeouts'], taskQueue: string =
   return proxyActivities<Pick<InferenceActivities, 'generateBatch'>>(generateOptions(t, taskQueue)).generateBatch;
 }
 
-export function planActProxies(t: RunConfig['timeouts']) {
+export function planActProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer']) {
   return {
     tools: proxyActivities<Pick<ToolActivities, 'calcWithAttempt' | 'calcBatch'>>({
       taskQueue: TASK_QUEUES.tools,
@@ -145,7 +152,7 @@ export function planActProxies(t: RunConfig['timeouts']) {
     records: activityProxies(t).records,
     // trainingRun's own training options: trainGrpo heartbeats, so a killed trainer is noticed after
     // heartbeatSec, not after trainSec.
-    training: trainingProxies(t),
+    training: trainingProxies(t, trainer),
   };
 }
 

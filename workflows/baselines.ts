@@ -66,7 +66,7 @@ export async function sftBaseline(
   rl: RlSpent,
   evaluateRl: EvaluateRl,
 ): Promise<SftBaseline> {
-  const { training } = activityProxies(cfg.timeouts);
+  const { training } = activityProxies(cfg.timeouts, cfg.trainer);
   const branch = `${workflowInfo().workflowId}${branchSuffix}`;
   const budget = cfg.compare.sftBudget;
   const lastStep = typeof budget === 'object' ? start.step + Math.ceil(budget.sequences / cfg.sft.batchSize) : Infinity;
@@ -123,7 +123,7 @@ export interface RftHooks {
  * compare.rftLearningRate when given).
  */
 export async function rftBaseline(cfg: RunConfig, start: CheckpointInfo, evaluateRl: EvaluateRl, hooks: RftHooks): Promise<RftBaseline> {
-  const { training } = activityProxies(cfg.timeouts);
+  const { training } = activityProxies(cfg.timeouts, cfg.trainer);
   const branch = `${workflowInfo().workflowId}${RFT_SUFFIX}`;
   const kind = ROLLOUT_KINDS[cfg.rollout.kind];
   // compare.rftLearningRate, when given, replaces RL's rate for this baseline only (absent in runs recorded before it).

@@ -84,7 +84,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
 
   validateInput(input, rolloutIds);
   const cfg = carry?.config ?? (await loadConfig(input));
-  const { jobs, training, evaluation, records } = planActProxies(cfg.timeouts);
+  const { jobs, training, evaluation, records } = planActProxies(cfg.timeouts, cfg.trainer);
   validateRole(input, cfg);
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 

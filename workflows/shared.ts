@@ -20,6 +20,16 @@ export const TASK_QUEUES = {
 } as const;
 export type TaskQueueName = keyof typeof TASK_QUEUES;
 
+/**
+ * The training queue of each trainer backend (trainer.backend), one row each: the tfjs trainer runs
+ * in the TypeScript workers, the PyTorch worker (python/durable_rl_torch, `npm run worker:torch`)
+ * polls a queue of its own, so a run picks its trainer by where its training activities go.
+ */
+export const TRAINER_QUEUES = {
+  tfjs: TASK_QUEUES.training,
+  torch: 'durable-rl-training-torch',
+} as const;
+
 export const progressQuery = defineQuery<RunProgress>('progress');
 
 /** A tree rollout's phase and skeleton (node ids, parents, depth, entropy, status, tokens, tool calls). */

@@ -82,7 +82,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   const remote = remotePolicy(cfg);
   const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg) ?? baselineRefusal(cfg);
   if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
-  const { data, training, inference, records } = activityProxies(cfg.timeouts);
+  const { data, training, inference, records } = activityProxies(cfg.timeouts, cfg.trainer);
   const runId = workflowInfo().workflowId;
   // A resume must run the config the state was made with.
   const configHash = fingerprint(cfg);

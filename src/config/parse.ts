@@ -1,5 +1,6 @@
 import { inactiveKeys } from './dependent-keys';
 import { checkGrid } from './grid-checks';
+import { trainerProblems } from './trainer-checks';
 import { RunConfigSchema, TreeSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
 
@@ -54,6 +55,8 @@ export function parseRunConfig(raw: unknown, source = 'input', opts: { refuseUnr
       throw new ConfigError(source, [{ path: 'rl.temperature', message: `an outside agent samples through the gateway, whose OpenAI API takes temperature up to 2 (it is ${d.rl.temperature})` }]);
     }
     checkGrid(d, source);
+    const trainer = trainerProblems(d);
+    if (trainer.length > 0) throw new ConfigError(source, trainer);
     const inactive = opts.refuseUnread === false ? [] : inactiveKeys(d);
     if (inactive.length > 0) throw new ConfigError(source, inactive);
     return d;

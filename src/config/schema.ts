@@ -113,14 +113,66 @@ export const TaskSchema = z
 
 export const ModelSchema = z
   .object({
-    dModel: int(8, 4096).default(128),
-    nLayers: int(1, 48).default(2),
-    nHeads: int(1, 64).default(4),
-    dFf: int(8, 16384).default(512),
-    maxSeq: int(16, 8192).default(384),
+    dModel: int(8, 16384).default(128),
+    nLayers: int(1, 128).default(2),
+    nHeads: int(1, 256).default(4),
+    dFf: int(8, 65536).default(512),
+    maxSeq: int(16, 131072).default(384),
+    /**
+     * The policy's architecture over the project's tokenizer. Absent: gpt2, the embedded policy (GPT-2
+     * with an untied head: src/model/arch.ts), which both trainers train and the embedded engine serves.
+     * qwen3 (Qwen3ForCausalLM: RMSNorm, rotary positions, grouped-query attention, SwiGLU) and llama
+     * (LlamaForCausalLM): trained by the torch trainer (trainer.backend: torch) and served by a remote
+     * engine (inference.engine: openai), the embedded engine being GPT-2 only; dFf is their MLP width,
+     * the head size dModel / nHeads.
+     */
+    arch: z.enum(['gpt2', 'qwen3', 'llama']).optional(),
+    /** Key/value heads of grouped-query attention (qwen3, llama); absent: nHeads. */
+    nKvHeads: int(1, 256).optional(),
   })
   .strict()
-  .refine((m) => m.dModel % m.nHeads === 0, { message: 'dModel must be divisible by nHeads', path: ['nHeads'] });
+  .refine((m) => m.dModel % m.nHeads === 0, { message: 'dModel must be divisible by nHeads', path: ['nHeads'] })
+  .refine((m) => m.nKvHeads === undefined || (m.arch !== undefined && m.arch !== 'gpt2'), { message: 'grouped-query attention is a qwen3 or llama setting (model.arch); GPT-2 has one key/value head per head', path: ['nKvHeads'] })
+  .refine((m) => m.nKvHeads === undefined || m.nHeads % m.nKvHeads === 0, { message: 'nHeads must be a multiple of nKvHeads', path: ['nKvHeads'] });
+
+/**
+ * Which trainer serves the training activities (docs/torch-trainer.md). Absent: the embedded
+ * TypeScript trainer (tfjs), and none of the other keys may be set.
+ */
+export const TrainerSchema = z
+  .object({
+    /**
+     * tfjs: TensorFlow.js on the TypeScript training workers (GPT-2-shaped policies, one wasm thread).
+     * torch: the PyTorch worker (`npm run worker:torch`, python/durable_rl_torch) on its own task queue,
+     * for any Hugging Face causal LM, on CPU or CUDA.
+     */
+    backend: z.enum(['tfjs', 'torch']).default('tfjs'),
+    /** torch: where the update runs; auto is cuda when the worker has a GPU, else cpu. */
+    device: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
+    /**
+     * torch: the dtype of the forward and backward matmuls (parameters, gradients and Adam's state stay
+     * float32); auto is bfloat16 on CUDA and float32 on CPU.
+     */
+    dtype: z.enum(['auto', 'float32', 'bfloat16']).default('auto'),
+    /**
+     * torch: RL updates (GRPO and the RFT baseline) train a LoRA adapter (peft) on the frozen policy RL
+     * starts from; SFT trains full weights. The adapter reaches vLLM through its runtime LoRA loading, so
+     * LoRA needs inference.engine: openai with weightSync. The KL reference is the base with the adapter off.
+     */
+    lora: z
+      .object({
+        rank: int(1, 1024).default(16),
+        alpha: z.number().positive().max(100_000).default(32),
+        dropout: z.number().min(0).max(0.9).default(0),
+        /** Module names to adapt, or ['all-linear'] (every linear layer but the output head). */
+        targetModules: z.array(z.string().regex(/^[A-Za-z0-9_.-]+$/)).min(1).default(['all-linear']),
+      })
+      .strict()
+      .optional(),
+    /** torch: recompute activations in the backward pass instead of keeping them (less memory, about a third more compute). */
+    gradientCheckpointing: z.boolean().default(false),
+  })
+  .strict();
 
 export const SftSchema = z
   .object({
@@ -509,6 +561,8 @@ export const RunConfigSchema = z
     seed: int(0, 2 ** 31 - 1).default(1),
     task: TaskSchema.prefault({}),
     model: ModelSchema.prefault({}),
+    /** Absent: the tfjs trainer (trainer.backend tfjs), as every config before the key. */
+    trainer: TrainerSchema.optional(),
     sft: SftSchema.prefault({}),
     rl: RlSchema.prefault({}),
     rollout: RolloutSchema.prefault({}),

@@ -12,7 +12,14 @@ export interface WeightsInfo {
   version: number;
   /** Training step of the checkpoint these weights were exported from. */
   step: number;
-  onnx: BlobRef;
+  /** The tfjs trainer's export: the ONNX graph the embedded engine runs. */
+  onnx?: BlobRef;
+  /**
+   * The torch trainer's: a Hugging Face checkpoint manifest (kind hf-checkpoint, python/durable_rl_torch
+   * checkpoints.py) without the optimizer. The embedded engine exports a GPT-2 one to ONNX when it loads
+   * it (src/model/hf-checkpoint.ts); other architectures are served by vLLM.
+   */
+  hf?: BlobRef;
 }
 
 export interface LossPoint {

@@ -317,7 +317,7 @@ describe('rolloutSession (dual mode)', () => {
       expect(r.evals?.map((e) => [e.afterRollouts, e.weightVersion])).toEqual([[0, 0]]);
     }
     // Two different models, each updated: four distinct ONNX exports per job, none shared.
-    expect(p.weights.onnx.sha256).not.toBe(a.weights.onnx.sha256);
+    expect(p.weights.onnx!.sha256).not.toBe(a.weights.onnx!.sha256);
     const pVersions = await Promise.all([0, 1, 2].map((v) => store.getName(names.weights(planner.workflowId, v))));
     const aVersions = await Promise.all([0, 1, 2].map((v) => store.getName(names.weights(actor.workflowId, v))));
     expect(new Set([...pVersions, ...aVersions].map((r) => r!.sha256)).size).toBe(6);

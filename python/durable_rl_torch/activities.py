@@ -1,0 +1,324 @@
+"""The training activities on the torch worker's task queue: the same names and JSON payloads as the
+tfjs trainer's (activities/training.ts). Synchronous functions, run one at a time in the worker's thread
+pool, heartbeating between stages and micro-batches, so a cancel or a kill is seen within the heartbeat
+timeout. Every result is named in the blob store once: a retried activity finds its own result."""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import torch
+from temporalio import activity
+from temporalio.exceptions import ApplicationError, CancelledError
+
+from . import names
+from .blob_store import BlobRef, BlobStore, get_json, once_by_name, put_json
+from .checkpoints import MANIFEST_KIND, TS_KIND, Policy, full_model_files, load_policy, read_manifest, save_policy
+from .contracts import (
+    CheckpointFromHfInput,
+    CheckpointFromRunInput,
+    CheckpointInfo,
+    InitPolicyInput,
+    ModelConfig,
+    PayloadError,
+    PublishWeightsInput,
+    TrainerConfig,
+    TrainGrpoInput,
+    TrainSftInput,
+    WeightsInfo,
+    dump,
+    parse,
+)
+from .grpo import run_grpo_update
+from .models import Placement, hf_config, max_positions, model_shape, new_model, placement, shape_mismatch, tokenizer_files, with_new_adapter
+from .sft import run_sft_chunk
+from .trainer import AdamW
+from .ts_checkpoint import GptConfig, decode_checkpoint, init_weights
+
+# The same text activities/training.ts checks a starting policy's tokenizer with.
+TOKENIZER_CHECK = "Compute: 17+25*3-(8/2)\nACT 1: 17+25\nRESULT 1: 42\nANSWER: 71\n<calc>17+25</calc>\n<result>42</result>\n<|eos|>"
+
+
+def config_error(message: str) -> ApplicationError:
+    return ApplicationError(message, type="ConfigError", non_retryable=True)
+
+
+def bad_input(message: str) -> ApplicationError:
+    return ApplicationError(message, type="BadInputError", non_retryable=True)
+
+
+def heartbeat(details: Any) -> None:
+    """A heartbeat when running as an activity (tests call the functions directly too); raises once cancelled."""
+    if not activity.in_activity():
+        return
+    activity.heartbeat(details)
+    if activity.is_cancelled():
+        raise CancelledError("the activity was cancelled")
+
+
+def parsed(cls: Any, value: Any) -> Any:
+    try:
+        return parse(cls, value)
+    except PayloadError as err:
+        raise bad_input(f"{activity.info().activity_type if activity.in_activity() else cls.__name__}: {err}") from None
+
+
+def backend_label(where: Placement) -> str:
+    dev = torch.cuda.get_device_name(where.device) if where.device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
+    return f"torch {torch.__version__} on {dev}, {str(where.dtype).removeprefix('torch.')}"
+
+
+def parameter_count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+class TrainingActivities:
+    def __init__(self, store: BlobStore, device_lock: Optional[threading.Lock] = None):
+        self.store = store
+        # The model of the last checkpoint written, kept in memory: the next update of the same run
+        # starts from it instead of reading it back (taken out while an activity trains it).
+        self._kept: Optional[tuple[str, Policy]] = None
+        self._lock = device_lock or threading.Lock()
+
+    # ---- loading and saving ----
+
+    def _policy(self, info: CheckpointInfo, where: Placement, trainer: Optional[TrainerConfig]) -> Policy:
+        kept, self._kept = self._kept, None
+        if kept is not None and kept[0] == info.ref.sha256:
+            return kept[1]
+        try:
+            return load_policy(self.store, info, where, trainer)
+        except (ValueError, KeyError) as err:
+            raise bad_input(f"checkpoint {info.name}: {err}") from None
+
+    def _save(self, run_id: str, policy: Policy) -> CheckpointInfo:
+        info = save_policy(self.store, run_id, policy)
+        self._kept = (info.ref.sha256, policy)
+        return info
+
+    # ---- activities ----
+
+    @activity.defn(name="initPolicy")
+    def init_policy(self, raw: dict[str, Any]) -> dict[str, Any]:
+        inp: InitPolicyInput = parsed(InitPolicyInput, raw)
+        where = placement(inp.trainer)
+        heartbeat("start")
+        cfg = hf_config(inp.model)
+        if inp.model.arch == "gpt2":
+            # The tfjs trainer's initialisation (src/model/init.ts), so both backends start from the same weights.
+            from .checkpoints import _gpt2_from_ts
+
+            ts_cfg = GptConfig(cfg.vocab_size, inp.model.maxSeq, inp.model.dModel, inp.model.nLayers, inp.model.nHeads, inp.model.dFf)
+            model = _gpt2_from_ts(ts_cfg, init_weights(ts_cfg, inp.seed), where, False)
+        else:
+            model = new_model(cfg, inp.seed).to(where.device)
+        heartbeat("initialised")
+        info = self._save(inp.runId, Policy(model, 0, None))
+        return {"checkpoint": dump(info), "backend": backend_label(where), "parameters": parameter_count(model)}
+
+    @activity.defn(name="trainSft")
+    def train_sft(self, raw: dict[str, Any]) -> dict[str, Any]:
+        inp: TrainSftInput = parsed(TrainSftInput, raw)
+
+        def compute() -> dict[str, Any]:
+            where = placement(inp.trainer)
+            with self._lock:
+                policy = self._policy(inp.checkpoint, where, inp.trainer)
+                if policy.is_lora:
+                    raise config_error("trainSft: the checkpoint is a LoRA adapter; SFT trains full weights (trainer.lora applies to RL updates)")
+                examples = get_json(self.store, inp.dataset)["examples"]
+                optim = AdamW(policy.model, inp.sft.learningRate, inp.sft.gradClip, policy.adam)
+                chunk = run_sft_chunk(
+                    policy.model, optim, policy.step, examples, inp.toStep, inp.sft, inp.seed, max_seq(policy.model), where,
+                    on_step=lambda step, loss: heartbeat({"step": step, "loss": loss}), max_trained_tokens=inp.maxTrainedTokens,
+                )
+                step = max(inp.toStep, policy.step) if inp.maxTrainedTokens is None else chunk.last_step
+                info = self._save(inp.runId, Policy(policy.model, step, optim.state()))
+            return {"checkpoint": dump(info), "losses": chunk.losses, "tokensPerSec": round(chunk.tokens_per_sec), "trainedTokens": chunk.trained_tokens}
+
+        return once_by_name(self.store, names.sft_chunk(inp.runId, inp.toStep), "sft-chunk", compute)
+
+    @activity.defn(name="trainGrpo")
+    def train_grpo(self, raw: dict[str, Any]) -> dict[str, Any]:
+        inp: TrainGrpoInput = parsed(TrainGrpoInput, raw)
+        if (inp.rl.useKlLoss or inp.rl.useKlInReward) and inp.reference is None:
+            raise bad_input("rl.useKlLoss and rl.useKlInReward need a reference policy, but trainGrpo got no reference checkpoint (TrainGrpoInput.reference)")
+
+        def compute() -> dict[str, Any]:
+            where = placement(inp.trainer)
+            with self._lock:
+                heartbeat({"step": inp.step, "phase": "load"})
+                policy = self._policy(inp.checkpoint, where, inp.trainer)
+                fresh_adapter = False
+                lora = inp.trainer.lora if inp.trainer else None
+                if lora is not None and not policy.is_lora:
+                    base_files = self._base_files(inp.checkpoint, policy)
+                    policy = Policy(with_new_adapter(policy.model, lora, inp.step), policy.step, None, base_files)
+                    fresh_adapter = True
+                all_samples = [s for ref in inp.samples for s in get_json(self.store, BlobRef.from_json(ref["ref"]))["samples"]]
+                keep = set(inp.keepGroups) if inp.keepGroups is not None else None
+                kept = lambda s: keep is None or s["metadata"].get("groupId") in keep
+                samples = [s for s in all_samples if kept(s)]
+                heartbeat({"step": inp.step, "phase": "update", "samples": len(samples)})
+                reset = bool(inp.resetOptimizer) or fresh_adapter
+                optim = AdamW(policy.model, inp.rl.learningRate, inp.rl.gradClip, None if reset else policy.adam)
+                update = run_grpo_update(
+                    policy.model, optim, samples, inp.rl, max_seq=max_seq(policy.model), where=where, seed=inp.step,
+                    reference=self._reference(inp, policy, where), policy_version=inp.policyVersion, objective=inp.objective or "grpo",
+                    progress=lambda p: heartbeat({"step": inp.step, **p}),
+                )
+                self._write_rollout_record(inp, all_samples, kept, update.per_sample)
+                info = self._save(inp.runId, Policy(policy.model, inp.step, optim.state(), policy.base_files))
+            return {**update.numbers, "checkpoint": dump(info)}
+
+        return once_by_name(self.store, names.rl_step(inp.runId, inp.step), "rl-step", compute)
+
+    def _base_files(self, info: CheckpointInfo, policy: Policy) -> dict[str, BlobRef]:
+        """The frozen base of a new LoRA adapter: the checkpoint's own files (stored again only when it is a tfjs checkpoint)."""
+        if info.ref.kind == MANIFEST_KIND:
+            m = read_manifest(self.store, info.ref)
+            if not m.get("adapter"):
+                return {k: BlobRef.from_json(r) for k, r in m["files"].items()}
+        return {k: self.store.put(data, "hf-file") for k, data in sorted(full_model_files(policy.model).items())}
+
+    def _reference(self, inp: TrainGrpoInput, policy: Policy, where: Placement) -> Optional[Callable[[], Any]]:
+        """A context manager factory yielding the frozen reference's model: under LoRA the base with the
+        adapter disabled when the reference is that base, else the reference checkpoint loaded apart."""
+        if inp.reference is None:
+            return None
+        ref_info = inp.reference
+        if policy.is_lora and ref_info.ref.kind == MANIFEST_KIND:
+            m = read_manifest(self.store, ref_info.ref)
+            if not m.get("adapter") and {k: BlobRef.from_json(r) for k, r in m["files"].items()} == policy.base_files:
+
+                @contextlib.contextmanager
+                def disabled() -> Iterator[Any]:
+                    with policy.model.disable_adapter():
+                        yield policy.model
+
+                return disabled
+
+        @contextlib.contextmanager
+        def loaded() -> Iterator[Any]:
+            ref = load_policy(self.store, ref_info, where, None)
+            try:
+                yield ref.model
+            finally:
+                del ref
+
+        return loaded
+
+    def _write_rollout_record(self, inp: TrainGrpoInput, all_samples: list[dict[str, Any]], kept: Callable[[dict[str, Any]], bool], per_sample: list[dict[str, Any]]) -> None:
+        """What the update trained on, for the rollout viewer (activities/training.ts writeRolloutRecord)."""
+        it = iter(per_sample)
+        credit = [next(it) if kept(s) else {"advantage": 0, "status": "not-kept"} for s in all_samples]
+        versions = [v for s in all_samples for v in (s["metadata"].get("weightVersions") or [s["metadata"]["weightVersion"]])]
+        record: dict[str, Any] = {
+            "version": 1,
+            "runId": inp.runId,
+            "step": inp.step,
+            "policyVersion": inp.policyVersion if inp.policyVersion is not None else max([0, *versions]),
+            "policyVersionKnown": inp.policyVersion is not None,
+            "objective": inp.objective or "grpo",
+            "sets": inp.samples,
+            "credit": credit,
+        }
+        if inp.keepGroups is not None:
+            record["keepGroups"] = inp.keepGroups
+        if activity.in_activity():
+            record["workflowType"] = activity.info().workflow_type
+        record["normAdvByStd"] = inp.rl.normAdvByStd
+        record["advantageNorm"] = inp.rl.advantageNorm
+        self.store.name_if_absent(names.rollout_record(inp.runId, inp.step), put_json(self.store, record, "rollout-record"))
+
+    @activity.defn(name="checkpointFromRun")
+    def checkpoint_from_run(self, raw: dict[str, Any]) -> dict[str, Any]:
+        inp: CheckpointFromRunInput = parsed(CheckpointFromRunInput, raw)
+        steps = names.checkpoint_steps(self.store.list_names(names.checkpoint_prefix(inp.fromRun)))
+        heartbeat("listed")
+        if not steps:
+            raise config_error(f"init.fromRun: no checkpoints of run '{inp.fromRun}' in the blob store")
+        step = inp.step if inp.step is not None else max(steps)
+        ref = self.store.get_name(names.checkpoint(inp.fromRun, step))
+        if ref is None:
+            raise config_error(f"init.step: run '{inp.fromRun}' has no checkpoint at step {step} (it has {', '.join(map(str, steps))})")
+        found = self._shape_of(ref)
+        refuse_other_shape("init.fromRun", inp.model, found, f"'{inp.fromRun}'")
+        # The same blob under this run's name: both trainers read either format.
+        name = names.checkpoint(inp.runId, step)
+        return dump(CheckpointInfo(name=name, ref=self.store.name_if_absent(name, ref), step=step))
+
+    def _shape_of(self, ref: BlobRef) -> ModelConfig:
+        if ref.kind == TS_KIND:
+            c = decode_checkpoint(self.store.get(ref)).config
+            return ModelConfig(dModel=c.dModel, nLayers=c.nLayers, nHeads=c.nHeads, dFf=c.dFf, maxSeq=c.maxSeq)
+        from transformers import AutoConfig
+
+        m = read_manifest(self.store, ref)
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "config.json").write_bytes(self.store.get(BlobRef.from_json(m["files"]["config.json"])))
+            return model_shape(AutoConfig.from_pretrained(tmp))
+
+    @activity.defn(name="checkpointFromHf")
+    def checkpoint_from_hf(self, raw: dict[str, Any]) -> dict[str, Any]:
+        inp: CheckpointFromHfInput = parsed(CheckpointFromHfInput, raw)
+        from transformers import AutoConfig, PreTrainedTokenizerFast
+
+        d = Path(inp.dir)
+        if not (d / "config.json").is_file():
+            raise config_error(f"init.fromHf: {inp.dir} has no config.json (a Hugging Face model directory)")
+        try:
+            cfg = AutoConfig.from_pretrained(str(d))
+        except Exception as err:  # transformers' own message names what it could not read
+            raise config_error(f"init.fromHf: {inp.dir}/config.json: {err}") from None
+        refuse_other_shape("init.fromHf", inp.model, model_shape(cfg), inp.dir)
+        if not (d / "tokenizer.json").is_file():
+            raise config_error(f"init.fromHf: {inp.dir} has no tokenizer.json")
+        mine = PreTrainedTokenizerFast(tokenizer_file=str(Path(__file__).resolve().parents[2] / "assets" / "tokenizer.json"))
+        theirs = PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"))
+        if mine.encode(TOKENIZER_CHECK, add_special_tokens=False) != theirs.encode(TOKENIZER_CHECK, add_special_tokens=False) or cfg.vocab_size != len(mine.get_vocab()):
+            raise config_error(f"init.fromHf: {inp.dir}/tokenizer.json is not the project's tokenizer (assets/tokenizer.json), which the run's prompts and demonstrations are encoded with")
+        heartbeat("read")
+        weights = sorted(p for p in d.iterdir() if p.is_file() and (p.suffix == ".safetensors" or p.name == "model.safetensors.index.json"))
+        if not any(p.suffix == ".safetensors" for p in weights):
+            raise config_error(f"init.fromHf: {inp.dir} has no .safetensors weights")
+        files = {p.name: self.store.put(p.read_bytes(), "hf-file").to_json() for p in weights}
+        files["config.json"] = self.store.put((d / "config.json").read_bytes(), "hf-file").to_json()
+        for fname, data in tokenizer_files(max_positions(cfg)).items():
+            files[fname] = self.store.put(data, "hf-file").to_json()
+        ref = put_json(self.store, {"format": "durable-rl/hf-checkpoint/1", "step": 0, "files": dict(sorted(files.items()))}, MANIFEST_KIND)
+        name = names.checkpoint(inp.runId, 0)
+        return dump(CheckpointInfo(name=name, ref=self.store.name_if_absent(name, ref), step=0))
+
+    @activity.defn(name="publishWeights")
+    def publish_weights(self, raw: dict[str, Any]) -> dict[str, Any]:
+        inp: PublishWeightsInput = parsed(PublishWeightsInput, raw)
+        name = names.weights(inp.runId, inp.version)
+        ref = self.store.get_name(name)
+        heartbeat("read")
+        if ref is None:
+            if inp.checkpoint.ref.kind != MANIFEST_KIND:
+                raise bad_input(f"publishWeights: {inp.checkpoint.name} is a tfjs checkpoint; the torch worker publishes its own (kind {MANIFEST_KIND})")
+            m = read_manifest(self.store, inp.checkpoint.ref)
+            # The weights alone: what a server loads, without Adam's moments.
+            weights = {k: v for k, v in m.items() if k != "optimizer"}
+            ref = self.store.name_if_absent(name, put_json(self.store, weights, MANIFEST_KIND))
+        self.store.set_name(names.latest_weights(inp.runId), ref)
+        return dump(WeightsInfo(version=inp.version, step=inp.checkpoint.step, hf=ref))
+
+
+def max_seq(model: torch.nn.Module) -> int:
+    from .trainer import hf_model
+
+    return max_positions(hf_model(model).config)
+
+
+def refuse_other_shape(key: str, want: ModelConfig, found: ModelConfig, where: str) -> None:
+    diff = shape_mismatch(want, found)
+    if diff:
+        raise config_error(f"{key}: {'; '.join(d + ' in ' + where for d in diff)}")

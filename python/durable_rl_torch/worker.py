@@ -1,0 +1,174 @@
+"""`npm run worker:torch`: the torch training worker process.
+
+    python -m durable_rl_torch.worker [--address host:port] [--namespace ns] [--tls ...] [--store folder|s3://...]
+
+The connection and store flags are the TypeScript workers' (workers/worker-config.ts), each with the
+same environment variable, so one environment serves both. Activities run one at a time in a
+one-thread pool: a CPU- or GPU-bound update in an `async def` would starve the event loop that sends
+its heartbeats (the SDK's README), so they are synchronous functions that heartbeat between
+micro-batches instead.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import signal
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+# src/workflows/shared.ts TASK_QUEUES.trainingTorch.
+TORCH_TASK_QUEUE = "durable-rl-training-torch"
+
+SETTINGS: dict[str, tuple[Optional[str], str]] = {
+    "address": ("TEMPORAL_ADDRESS", "Temporal frontend (default 127.0.0.1:7233)"),
+    "namespace": ("TEMPORAL_NAMESPACE", 'Temporal namespace (default "default")'),
+    "tls": ("TEMPORAL_TLS", "TLS to Temporal; default true when any other TLS setting or an API key is given"),
+    "tls-cert": ("TEMPORAL_TLS_CLIENT_CERT_PATH", "client certificate (PEM) for mTLS, with --tls-key"),
+    "tls-key": ("TEMPORAL_TLS_CLIENT_KEY_PATH", "client private key (PEM) for mTLS, with --tls-cert"),
+    "tls-ca": ("TEMPORAL_TLS_SERVER_CA_CERT_PATH", "server CA certificate (PEM); default the system's roots"),
+    "tls-server-name": ("TEMPORAL_TLS_SERVER_NAME", "server name to verify (SNI override)"),
+    "api-key-file": (None, "file holding a Temporal Cloud API key (or set TEMPORAL_API_KEY)"),
+    "store": ("DURABLE_RL_STORE", "blob store (default .data/store)"),
+    "s3-endpoint": ("DURABLE_RL_S3_ENDPOINT", "S3-compatible endpoint; default AWS S3"),
+    "s3-region": ("DURABLE_RL_S3_REGION", "S3 signing region (default AWS_REGION, else us-east-1)"),
+    "s3-path-style": ("DURABLE_RL_S3_PATH_STYLE", "bucket in the URL path (default true with --s3-endpoint)"),
+}
+
+
+class WorkerConfigError(Exception):
+    pass
+
+
+@dataclass
+class Setting:
+    value: str
+    source: str
+
+
+@dataclass
+class WorkerSettings:
+    address: str
+    namespace: str
+    tls: Any
+    api_key: Optional[str]
+    store: Any
+    task_queue: str
+
+
+def read_settings(argv: list[str], env: dict[str, str]) -> dict[str, Setting]:
+    parser = argparse.ArgumentParser(prog="worker:torch", description="durable-rl's PyTorch training worker. Each flag may instead be given by the environment variable in brackets; the flag wins.")
+    for flag, (var, help_text) in SETTINGS.items():
+        parser.add_argument(f"--{flag}", help=f"{help_text} [{var}]" if var else help_text)
+    parser.add_argument("--task-queue", default=TORCH_TASK_QUEUE, help=f"the task queue to serve (default {TORCH_TASK_QUEUE}, the trainer.backend torch queue)")
+    args = vars(parser.parse_args(argv))
+    out: dict[str, Setting] = {"task-queue": Setting(args["task_queue"], "--task-queue")}
+    for flag, (var, _) in SETTINGS.items():
+        value = args[flag.replace("-", "_")]
+        if value is not None:
+            out[flag] = Setting(value, f"--{flag}")
+        elif var and env.get(var):
+            out[flag] = Setting(env[var], var)
+    return out
+
+
+def _bool(s: Setting) -> bool:
+    if s.value not in ("true", "false"):
+        raise WorkerConfigError(f'{s.source} must be true or false, got "{s.value}"')
+    return s.value == "true"
+
+
+def _read(s: Setting) -> bytes:
+    try:
+        return Path(s.value).read_bytes()
+    except OSError as err:
+        raise WorkerConfigError(f"{s.source}: cannot read {s.value} ({err.strerror})") from None
+
+
+def _pem(s: Setting, block: str) -> bytes:
+    data = _read(s)
+    text = data.decode("utf8", "replace")
+    ok = "-----BEGIN CERTIFICATE-----" in text if block == "CERTIFICATE" else re.search(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----", text)
+    if not ok:
+        raise WorkerConfigError(f"{s.source}: {s.value} is not a PEM {block.lower()}")
+    return data
+
+
+def parse_settings(argv: list[str], env: dict[str, str]) -> WorkerSettings:
+    """workers/worker-config.ts's rules for the same settings: every value checked, errors name their flag or variable."""
+    from temporalio.service import TLSConfig
+
+    from .blob_store import store_from_spec
+
+    raw = read_settings(argv, env)
+    address = raw["address"].value if "address" in raw else "127.0.0.1:7233"
+    if not re.match(r"^[A-Za-z0-9.-]+:\d{1,5}$", address) and not re.match(r"^\[[0-9a-fA-F:]+\]:\d{1,5}$", address):
+        raise WorkerConfigError(f'{raw["address"].source} must be host:port, got "{address}"')
+    if "api-key-file" in raw and env.get("TEMPORAL_API_KEY"):
+        raise WorkerConfigError("both --api-key-file and TEMPORAL_API_KEY are set; give the API key one way")
+    api_key = _read(raw["api-key-file"]).decode().strip() if "api-key-file" in raw else env.get("TEMPORAL_API_KEY") or None
+    if "api-key-file" in raw and not api_key:
+        raise WorkerConfigError(f'{raw["api-key-file"].source}: {raw["api-key-file"].value} is empty')
+    if ("tls-cert" in raw) != ("tls-key" in raw):
+        given = raw.get("tls-cert") or raw["tls-key"]
+        raise WorkerConfigError(f"{given.source} needs its pair: mTLS takes both a client certificate (--tls-cert / TEMPORAL_TLS_CLIENT_CERT_PATH) and its key (--tls-key / TEMPORAL_TLS_CLIENT_KEY_PATH)")
+    detail = next((raw[k] for k in ("tls-cert", "tls-ca", "tls-server-name") if k in raw), None)
+    explicit = _bool(raw["tls"]) if "tls" in raw else None
+    if explicit is False and (detail or api_key):
+        raise WorkerConfigError(f'{raw["tls"].source} is false, but {detail.source if detail else "an API key"} needs TLS')
+    use_tls = explicit if explicit is not None else (detail is not None or api_key is not None)
+    tls: Any = False
+    if use_tls:
+        tls = TLSConfig(
+            server_root_ca_cert=_pem(raw["tls-ca"], "CERTIFICATE") if "tls-ca" in raw else None,
+            domain=raw["tls-server-name"].value if "tls-server-name" in raw else None,
+            client_cert=_pem(raw["tls-cert"], "CERTIFICATE") if "tls-cert" in raw else None,
+            client_private_key=_pem(raw["tls-key"], "PRIVATE KEY") if "tls-key" in raw else None,
+        )
+    path_style = _bool(raw["s3-path-style"]) if "s3-path-style" in raw else None
+    spec = raw["store"].value if "store" in raw else ".data/store"
+    try:
+        store = store_from_spec(spec, raw["s3-endpoint"].value if "s3-endpoint" in raw else None, raw["s3-region"].value if "s3-region" in raw else None, path_style)
+    except ValueError as err:
+        raise WorkerConfigError(str(err)) from None
+    return WorkerSettings(address, raw["namespace"].value if "namespace" in raw else "default", tls, api_key, store, raw["task-queue"].value)
+
+
+async def run(settings: WorkerSettings) -> None:
+    import torch
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    from .activities import TrainingActivities
+
+    client = await Client.connect(settings.address, namespace=settings.namespace, tls=settings.tls, api_key=settings.api_key)
+    acts = TrainingActivities(settings.store)
+    handlers = [acts.init_policy, acts.train_sft, acts.train_grpo, acts.checkpoint_from_run, acts.checkpoint_from_hf, acts.publish_weights]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-activity") as pool:
+        worker = Worker(client, task_queue=settings.task_queue, activities=handlers, activity_executor=pool, max_concurrent_activities=1)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        device = f"cuda ({torch.cuda.get_device_name()})" if torch.cuda.is_available() else f"cpu ({torch.get_num_threads()} threads)"
+        print(f"[worker:torch {os.getpid()}] polling {settings.task_queue} on {settings.address} namespace {settings.namespace}; torch {torch.__version__} on {device}", flush=True)
+        async with worker:
+            await stop.wait()
+        print(f"[worker:torch {os.getpid()}] stopped", flush=True)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    try:
+        settings = parse_settings(sys.argv[1:] if argv is None else argv, dict(os.environ))
+    except WorkerConfigError as err:
+        print(f"worker:torch: {err}", file=sys.stderr)
+        sys.exit(2)
+    asyncio.run(run(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+/**
+ * No silent options for the trainer and the architecture (src/config/schema.ts trainer, model.arch):
+ * what only the torch trainer does is refused with the tfjs one, and what the embedded engine cannot
+ * serve is refused where it would serve it. Each problem names the key and what would make it count.
+ */
+import type { RunConfig } from './schema';
+import { TrainerSchema } from './schema';
+
+type Problem = { path: string; message: string };
+
+const TORCH_ONLY = ['device', 'dtype', 'lora', 'gradientCheckpointing'] as const;
+
+export function trainerProblems(cfg: RunConfig): Problem[] {
+  const problems: Problem[] = [];
+  const trainer = cfg.trainer;
+  const backend = trainer?.backend ?? 'tfjs';
+  if (trainer && backend === 'tfjs') {
+    const defaults = TrainerSchema.parse({});
+    for (const key of TORCH_ONLY) {
+      if (JSON.stringify(trainer[key]) !== JSON.stringify(defaults[key])) {
+        problems.push({ path: `trainer.${key}`, message: 'it is a setting of the torch trainer, and trainer.backend is tfjs: set trainer.backend: torch, or leave it out' });
+      }
+    }
+  }
+  const arch = cfg.model.arch ?? 'gpt2';
+  const synced = cfg.inference.engine === 'openai' && cfg.inference.openai?.weightSync !== undefined;
+  if (arch !== 'gpt2') {
+    if (backend !== 'torch') problems.push({ path: 'model.arch', message: `the tfjs trainer trains the embedded GPT-2 policy only; ${arch} needs trainer.backend: torch` });
+    if (!synced) {
+      problems.push({ path: 'model.arch', message: `the embedded engine serves GPT-2 only; a ${arch} policy is served by vLLM: set inference.engine: openai with inference.openai.weightSync` });
+    }
+    if (cfg.rollout.kind !== 'plan-act' && cfg.rollout.kind !== 'standard') {
+      problems.push({ path: 'model.arch', message: `rollout.kind ${cfg.rollout.kind} runs on the embedded engine; a ${arch} policy plays rollout.kind plan-act or standard on vLLM` });
+    }
+  }
+  if (trainer?.lora && !synced) {
+    problems.push({ path: 'trainer.lora', message: 'a LoRA adapter is served by vLLM (runtime LoRA loading); the embedded engine serves full weights: set inference.engine: openai with inference.openai.weightSync, or leave trainer.lora out' });
+  }
+  return problems;
+}

@@ -1,0 +1,52 @@
+/**
+ * The torch trainer's checkpoints, read on the TypeScript side: a manifest blob (kind hf-checkpoint,
+ * python/durable_rl_torch/checkpoints.py) naming the blobs of a Hugging Face directory's files. The
+ * embedded engine serves a GPT-2 one by exporting it to ONNX (importHf, then exportOnnx); weights sync
+ * writes its files into a directory vLLM reads.
+ */
+import { getJson, type BlobStore } from '../store/blob-store';
+import type { BlobRef } from '../domain/types';
+import type { WeightsInfo } from '../contracts/weights';
+import { HfFormatError, importHf } from './hf-export';
+import { exportOnnx } from './onnx-export';
+
+export const HF_CHECKPOINT_KIND = 'hf-checkpoint';
+const FORMAT = 'durable-rl/hf-checkpoint/1';
+
+export interface HfCheckpointManifest {
+  format: typeof FORMAT;
+  step: number;
+  /** File name -> blob: config.json, model.safetensors, tokenizer files (LoRA: the frozen base). */
+  files: Record<string, BlobRef>;
+  /** LoRA: the adapter directory's files (adapter_config.json, adapter_model.safetensors). */
+  adapter?: Record<string, BlobRef>;
+}
+
+export async function readHfManifest(store: BlobStore, ref: BlobRef): Promise<HfCheckpointManifest> {
+  const m = await getJson<HfCheckpointManifest>(store, ref);
+  if (m.format !== FORMAT) throw new HfFormatError(`blob ${ref.sha256.slice(0, 12)} is not a ${FORMAT} manifest (format ${JSON.stringify(m.format)})`);
+  return m;
+}
+
+/** The blob-store key of published weights: one engine per distinct weights, whichever trainer made them. */
+export function weightsKey(weights: WeightsInfo): string {
+  const ref = weights.onnx ?? weights.hf;
+  if (!ref) throw new Error(`weights v${weights.version} carry neither an ONNX nor a Hugging Face checkpoint reference`);
+  return ref.sha256;
+}
+
+/** The ONNX graph of published weights: the tfjs trainer's as stored, the torch trainer's GPT-2 exported on the way. */
+export async function onnxOfWeights(store: BlobStore, weights: WeightsInfo): Promise<Uint8Array> {
+  if (weights.onnx) return store.get(weights.onnx);
+  if (!weights.hf) throw new Error(`weights v${weights.version} carry neither an ONNX nor a Hugging Face checkpoint reference`);
+  const m = await readHfManifest(store, weights.hf);
+  if (m.adapter) throw new HfFormatError(`weights v${weights.version} are a LoRA adapter, which vLLM serves; the embedded engine serves full weights (trainer.lora needs inference.engine: openai)`);
+  const file = (name: string): BlobRef => {
+    const ref = m.files[name];
+    if (!ref) throw new HfFormatError(`weights v${weights.version}: the checkpoint has no ${name}`);
+    return ref;
+  };
+  const configJson = new TextDecoder().decode(await store.get(file('config.json')));
+  const { config, weights: w } = importHf(configJson, await store.get(file('model.safetensors')));
+  return exportOnnx(config, w, { weight_version: String(weights.version), step: String(m.step) });
+}
