@@ -19,7 +19,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 # src/workflows/shared.ts TASK_QUEUES.trainingTorch.
 TORCH_TASK_QUEUE = "durable-rl-training-torch"
@@ -138,7 +138,7 @@ def parse_settings(argv: list[str], env: dict[str, str]) -> WorkerSettings:
     return WorkerSettings(address, raw["namespace"].value if "namespace" in raw else "default", tls, api_key, store, raw["task-queue"].value)
 
 
-async def run(settings: WorkerSettings) -> None:
+async def run(settings: WorkerSettings, interceptors: Sequence[Any] = ()) -> None:
     import torch
     from temporalio.client import Client
     from temporalio.worker import Worker
@@ -146,28 +146,49 @@ async def run(settings: WorkerSettings) -> None:
     from .activities import TrainingActivities
 
     client = await Client.connect(settings.address, namespace=settings.namespace, tls=settings.tls, api_key=settings.api_key)
+    # Imported here, not on the first activity: transformers' lazy modules take seconds to load.
+    import transformers
+    from transformers import GPT2LMHeadModel, LlamaForCausalLM, Qwen3ForCausalLM  # noqa: F401
+
+    # A worker's log is a record, not a terminal: no progress bars of weights being loaded.
+    transformers.utils.logging.disable_progress_bar()
+
     acts = TrainingActivities(settings.store)
     handlers = [acts.init_policy, acts.train_sft, acts.train_grpo, acts.checkpoint_from_run, acts.checkpoint_from_hf, acts.publish_weights]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-activity") as pool:
-        worker = Worker(client, task_queue=settings.task_queue, activities=handlers, activity_executor=pool, max_concurrent_activities=1)
+        worker = Worker(
+            client, task_queue=settings.task_queue, activities=handlers, activity_executor=pool, max_concurrent_activities=1, interceptors=list(interceptors)
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         device = f"cuda ({torch.cuda.get_device_name()})" if torch.cuda.is_available() else f"cpu ({torch.get_num_threads()} threads)"
-        print(f"[worker:torch {os.getpid()}] polling {settings.task_queue} on {settings.address} namespace {settings.namespace}; torch {torch.__version__} on {device}", flush=True)
+        if os.environ.get("DURABLE_RL_EXIT_WITH_PARENT") == "1":
+            loop.create_task(_exit_with_parent(stop))
         async with worker:
+            # The line scripts/lib/worker-process.ts waits for.
+            print(f"[worker:torch {os.getpid()}] serving {settings.task_queue} on {settings.address} namespace {settings.namespace}; torch {torch.__version__} on {device}", flush=True)
             await stop.wait()
         print(f"[worker:torch {os.getpid()}] stopped", flush=True)
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+async def _exit_with_parent(stop: asyncio.Event) -> None:
+    """DURABLE_RL_EXIT_WITH_PARENT (scripts/lib/worker-process.ts): shut down once the parent process is gone."""
+    parent = os.getppid()
+    while not stop.is_set():
+        if os.getppid() != parent:
+            stop.set()
+        await asyncio.sleep(1)
+
+
+def main(argv: Optional[list[str]] = None, interceptors: Sequence[Any] = ()) -> None:
     try:
         settings = parse_settings(sys.argv[1:] if argv is None else argv, dict(os.environ))
     except WorkerConfigError as err:
         print(f"worker:torch: {err}", file=sys.stderr)
         sys.exit(2)
-    asyncio.run(run(settings))
+    asyncio.run(run(settings, interceptors))
 
 
 if __name__ == "__main__":

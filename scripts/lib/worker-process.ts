@@ -1,8 +1,9 @@
 /**
- * A production worker process (workers/<queue>.ts, or a bench's wrapper of workers/main.ts) started
- * from a script: the main job's trainer apart for asynchronous RL, bench:async's process-per-queue
- * layout. Resolves once the worker says it is serving its queues; `exited` says when it ends on its
- * own, since work on its queues would otherwise wait quietly for a worker that is gone.
+ * A production worker process (workers/<queue>.ts, or a bench's wrapper of workers/main.ts, or the
+ * torch training worker) started from a script: the main job's trainer apart for asynchronous RL or
+ * for trainer.backend torch, bench:async's process-per-queue layout. Resolves once the worker says it
+ * is serving its queues; `exited` says when it ends on its own, since work on its queues would
+ * otherwise wait quietly for a worker that is gone.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,8 +20,10 @@ export interface WorkerProcess {
 }
 
 export interface WorkerProcessOptions {
-  /** The script to run with node, and its arguments (the queues for workers/main.ts wrappers). */
+  /** The script to run, and its arguments (the queues for workers/main.ts wrappers). */
   entry: string;
+  /** The program that runs `entry` (default this node); the torch worker's is the project's Python. */
+  program?: string;
   args?: string[];
   /** Added to this process's environment (TEMPORAL_ADDRESS, DURABLE_RL_STORE, ...). */
   env: Record<string, string>;
@@ -41,7 +44,7 @@ const EXIT_WITH_PARENT = { DURABLE_RL_EXIT_WITH_PARENT: '1' };
 export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
   const log = fs.openSync(opts.logFile, 'a');
-  const [command, args] = niced(opts.nice, process.execPath, [opts.entry, ...(opts.args ?? [])]);
+  const [command, args] = niced(opts.nice, opts.program ?? process.execPath, [opts.entry, ...(opts.args ?? [])]);
   const child = spawn(command, args, { env: { ...process.env, ...opts.env, ...EXIT_WITH_PARENT }, stdio: ['pipe', 'pipe', log] });
   const name = `worker process ${[path.basename(opts.entry), ...(opts.args ?? [])].join(' ')}`;
   let stopping: Promise<void> | undefined;
@@ -61,7 +64,7 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the ${name} did not say it was serving within ${(opts.startTimeoutMs ?? 120_000) / 1000} s; see ${opts.logFile}`)), opts.startTimeoutMs ?? 120_000);
-      // workers/main.ts prints this line once its workers run.
+      // workers/main.ts (and the torch worker) print this line once their workers run.
       const serving = () => {
         if (!out.includes(' serving ')) return;
         clearTimeout(timer);

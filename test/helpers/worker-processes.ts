@@ -11,6 +11,8 @@ import path from 'node:path';
 import { REPO_ROOT } from '../../src/paths';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { testAddress } from './temporal';
+import { pythonBin } from '../../scripts/lib/python-env';
+import { TORCH_PACKAGE_DIR } from '../../scripts/lib/torch-worker';
 
 export type WorkerEntry = 'orchestration' | 'trainer' | 'inference' | 'tools';
 const QUEUE_OF: Record<WorkerEntry, string> = { orchestration: 'orchestration', trainer: 'training', inference: 'inference', tools: 'tools' };
@@ -78,9 +80,42 @@ export function workerProcesses(ctx: { namespace: string; store?: FsBlobStore },
     return line;
   };
 
+  /**
+   * The torch training worker (python/durable_rl_torch) on the test's namespace and store; with
+   * `freezeAt`, its freezing twin (test/fixtures/freezing_torch_worker.py). `serving` resolves once it polls.
+   */
+  const spawnTorchWorker = (freezeAt?: string): FreezingWorker & { serving: Promise<void> } => {
+    const args = freezeAt ? [path.join(REPO_ROOT, 'test', 'fixtures', 'freezing_torch_worker.py')] : ['-m', 'durable_rl_torch.worker'];
+    const child = track(
+      spawn(pythonBin(), args, {
+        env: env({ PYTHONPATH: TORCH_PACKAGE_DIR, PYTHONUNBUFFERED: '1', ...(freezeAt ? { DURABLE_RL_FREEZE_AT: freezeAt } : {}) }),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
+    let out = '';
+    const seen = (prefix: string) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          const line = out.split('\n').find((l) => l.includes(prefix));
+          if (line) resolve(line);
+        };
+        child.stdout!.on('data', check);
+        child.once('exit', (code, signal) => reject(new Error(`torch worker exited (${code ?? signal}) before printing ${prefix}`)));
+      });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      process.stdout.write(chunk);
+    });
+    const serving = seen(' serving ').then(() => undefined);
+    const frozen = seen('FROZEN ');
+    serving.catch(() => undefined);
+    frozen.catch(() => undefined);
+    return { child, frozen, serving };
+  };
+
   const killAll = async (): Promise<void> => {
     for (const child of [...children]) await killHard(child);
   };
 
-  return { spawnWorker, spawnFreezingWorker, killWhenFrozen, killHard, killAll };
+  return { spawnWorker, spawnFreezingWorker, spawnTorchWorker, killWhenFrozen, killHard, killAll };
 }
