@@ -156,7 +156,8 @@ def _gpt2_from_ts(cfg: GptConfig, weights: dict[str, np.ndarray], where: Placeme
 
 def _adapter_files(model: torch.nn.Module) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp)
+        # The base is frozen and stored apart: only the adapter's own weights go into its files.
+        model.save_pretrained(tmp, save_embedding_layers=False)
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file() and p.name != "README.md"}
 
 

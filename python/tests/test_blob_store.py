@@ -1,0 +1,49 @@
+"""The folder blob store keeps src/store/fs-blob-store.ts's layout and guarantees."""
+import hashlib
+import json
+
+import pytest
+
+from durable_rl_torch.blob_store import BlobCorruptError, BlobNotFoundError, BlobRef, FsBlobStore, once_by_name, put_json
+
+
+def test_layout_is_the_typescript_stores(tmp_path):
+    store = FsBlobStore(tmp_path)
+    ref = store.put(b"hello", "text")
+    sha = hashlib.sha256(b"hello").hexdigest()
+    assert ref == BlobRef(sha, 5, "text")
+    assert (tmp_path / "blobs" / sha[:2] / sha[2:]).read_bytes() == b"hello"
+    store.set_name("runs/a/x", ref)
+    assert json.loads((tmp_path / "names" / "runs" / "a" / "x.json").read_text()) == {"sha256": sha, "bytes": 5, "kind": "text"}
+
+
+def test_a_name_is_created_once_and_keeps_its_first_value(tmp_path):
+    store = FsBlobStore(tmp_path)
+    a, b = store.put(b"a", "k"), store.put(b"b", "k")
+    assert store.name_if_absent("n/1", a) == a
+    assert store.name_if_absent("n/1", b) == a
+    store.set_name("n/1", b)
+    assert store.get_name("n/1") == b
+    assert store.get_name("n/2") is None
+    assert store.list_names("n/") == ["n/1"]
+
+
+def test_corrupt_and_missing_blobs_are_named(tmp_path):
+    store = FsBlobStore(tmp_path)
+    ref = store.put(b"data", "k")
+    (tmp_path / "blobs" / ref.sha256[:2] / ref.sha256[2:]).write_bytes(b"dat!")
+    with pytest.raises(BlobCorruptError):
+        store.get(ref)
+    with pytest.raises(BlobNotFoundError):
+        store.get(BlobRef("0" * 64, 1, "k"))
+    with pytest.raises(ValueError):
+        store.set_name("../escape", ref)
+
+
+def test_once_by_name_returns_the_first_result(tmp_path):
+    store = FsBlobStore(tmp_path)
+    calls = []
+    first = once_by_name(store, "r/step", "k", lambda: calls.append(1) or {"v": 1})
+    again = once_by_name(store, "r/step", "k", lambda: calls.append(2) or {"v": 2})
+    assert first == again == {"v": 1} and calls == [1]
+    assert put_json(store, {"v": 1}, "k") == store.get_name("r/step")
