@@ -25,6 +25,7 @@ import { ensureRemoteEngine } from './lib/remote-engine-for-run';
 import { runMain } from './lib/run-main';
 import { ensureNamespace } from './lib/namespace';
 import { startWorkerProcess, type WorkerProcessOptions } from './lib/worker-process';
+import { startTorchWorker } from './lib/torch-worker';
 import { reniceProcess } from './lib/niced';
 
 /**
@@ -103,9 +104,15 @@ async function main(): Promise<number> {
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   if (namespace !== 'default') await ensureNamespace(server.address, namespace);
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const trainer = trainerApart ? await startWorkerProcess(trainerProcessOptions(server.address, namespace)) : undefined;
-  if (trainer) {
-    console.log(`trainer:     a process of its own (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)}), for asynchronous RL`);
+  // trainer.backend torch: the PyTorch worker serves the training activities, a process of its own.
+  const torchTrainer = config.trainer?.backend === 'torch';
+  const trainer = torchTrainer
+    ? await startTorchWorker({ ...trainerConnection(server.address, namespace), logFile: path.join(DATA_DIR, 'logs', 'torch-worker.log') })
+    : trainerApart
+      ? await startWorkerProcess(trainerProcessOptions(server.address, namespace))
+      : undefined;
+  if (trainer) console.log(`trainer:     ${torchTrainer ? 'the torch worker' : 'a process of its own'} (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)})${trainerApart ? ', for asynchronous RL' : ''}`);
+  if (trainer && trainerApart) {
     // After the trainer started (it keeps its priority), before this process's workers start their threads (they inherit).
     reniceProcess(process.pid, ROLLOUT_NICE);
     if (server.pid) reniceProcess(server.pid, ROLLOUT_NICE);
@@ -184,20 +191,26 @@ async function main(): Promise<number> {
 class TrainerExited extends Error {}
 
 /**
- * The trainer process connects as this process does (its address and namespace, the same blob
- * store and runs folder from the environment). Worker settings this process never reads — other
- * queues' concurrency, a metrics port, TLS — are blanked (empty is unset, workers/worker-config.ts):
+ * The trainer process (the tfjs one apart for asynchronous RL, or the torch worker) connects as this
+ * process does (its address and namespace, the same blob store and runs folder from the environment).
+ * Worker settings this process never reads — other queues' concurrency, a metrics port, TLS — are
+ * blanked (empty is unset, workers/worker-config.ts):
  * the trainer would refuse another queue's setting, and would connect where the main job does not.
  */
-function trainerProcessOptions(address: string, namespace: string): WorkerProcessOptions {
+function trainerConnection(address: string, namespace: string): { address: string; namespace: string; env: Record<string, string> } {
   const unread = [
     'DURABLE_RL_ORCHESTRATION_CONCURRENCY', 'DURABLE_RL_INFERENCE_CONCURRENCY', 'DURABLE_RL_TOOLS_CONCURRENCY',
     'DURABLE_RL_METRICS_PORT', 'DURABLE_RL_METRICS_HOST', 'TEMPORAL_TLS', 'TEMPORAL_TLS_CLIENT_CERT_PATH',
     'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
   ];
+  return { address, namespace, env: Object.fromEntries(unread.map((k) => [k, ''])) };
+}
+
+function trainerProcessOptions(address: string, namespace: string): WorkerProcessOptions {
+  const c = trainerConnection(address, namespace);
   return {
     entry: path.join(REPO_ROOT, 'dist', 'workers', 'trainer.js'),
-    env: { ...Object.fromEntries(unread.map((k) => [k, ''])), TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
+    env: { ...c.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
     logFile: path.join(DATA_DIR, 'logs', 'trainer.log'),
   };
 }

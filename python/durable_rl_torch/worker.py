@@ -130,7 +130,8 @@ def parse_settings(argv: list[str], env: dict[str, str]) -> WorkerSettings:
             client_private_key=_pem(raw["tls-key"], "PRIVATE KEY") if "tls-key" in raw else None,
         )
     path_style = _bool(raw["s3-path-style"]) if "s3-path-style" in raw else None
-    spec = raw["store"].value if "store" in raw else ".data/store"
+    # The TypeScript workers' default (workers/create-workers.ts): the repository's .data/store.
+    spec = raw["store"].value if "store" in raw else str(Path(__file__).resolve().parents[2] / ".data" / "store")
     try:
         store = store_from_spec(spec, raw["s3-endpoint"].value if "s3-endpoint" in raw else None, raw["s3-region"].value if "s3-region" in raw else None, path_style)
     except ValueError as err:
