@@ -19,6 +19,7 @@ import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 import { loadTokenizer } from '../src/model/tokenizer';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
+import { describeTokenMismatch } from '../src/model/token-mismatch';
 import { closeTurn } from '../src/planact/protocol';
 import { splitPrompt } from '../src/timeline/capture';
 import { EngineCache } from './engine-cache';
@@ -157,7 +158,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
         const served = await serverTokenize(ref.baseUrl, ref.model, probe);
         const mine = tok.encode(probe);
         if (served && JSON.stringify(served) !== JSON.stringify(mine)) {
-          throw new RemoteEngineRequestError(0, 'server-config', `remote engine ${ref.baseUrl} tokenizes differently from ${ref.tokenizer ?? 'the project tokenizer'} (server ${JSON.stringify(served.slice(0, 12))}…, file ${JSON.stringify(mine.slice(0, 12))}…): set inference.openai.tokenizer to the served model's tokenizer.json`);
+          throw new RemoteEngineRequestError(0, 'server-config', `remote engine ${ref.baseUrl} tokenizes differently from ${ref.tokenizer ?? 'the project tokenizer'} (${describeTokenMismatch({ a: 'server', b: 'file' }, served, mine, (ids) => tok.decode(ids))}): set inference.openai.tokenizer to the served model's tokenizer.json`);
         }
         return new RemoteOpenAIEngine({ baseUrl: ref.baseUrl, model: ref.model, tokenizer: tok, apiKey: process.env.DURABLE_RL_OPENAI_API_KEY });
       })();

@@ -1,18 +1,22 @@
 /**
  * npm run viewer -- [--run <id>] [--runs <folder>] [--store <folder | s3://bucket/prefix>] [--port 8240]
- *                   [--temporal-ui http://localhost:8233 | none] [--namespace default]
+ *                   [--temporal-ui http://localhost:8233 | none] [--temporal-address 127.0.0.1:7233 | none]
+ *                   [--namespace default]
  *
  * The rollout viewer (docs/viewer.md): a page on 127.0.0.1 that shows what each RL step trained on,
  * read from the runs' metrics files and the blob store's rollout records. Read-only: a run in
- * progress is never slowed, and the page follows it as steps land. The store's S3 settings are the
+ * progress is never slowed, and the page follows it as steps land; a run's status (live, completed,
+ * failed, ...) is its workflow's, asked of the Temporal server. The store's S3 settings are the
  * workers' (DURABLE_RL_S3_ENDPOINT, ... in src/store/store-spec.ts); --store overrides DURABLE_RL_STORE.
  */
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { describeStore, openCheckedStore, parseStoreSpec, storeSettingsFromEnv } from '../src/store/store-spec';
 import { DATA_DIR, defaultRunsDir } from '../src/paths';
 import { createViewer } from '../src/viewer/server';
+import { workflowStateLookup } from './lib/workflow-state';
 
 function port(value: string): number {
   const n = Number(value);
@@ -35,20 +39,29 @@ async function main(): Promise<void> {
     .option('--store <folder|s3-url>', 'the blob store the runs wrote to (default DURABLE_RL_STORE, else .data/store)')
     .option('--port <n>', 'port on 127.0.0.1 (0: any free one)', port, 8240)
     .option('--temporal-ui <url>', "the Temporal Web UI episodes link to, or 'none'", uiUrl, 'http://localhost:8233')
-    .option('--namespace <name>', 'the runs’ Temporal namespace (for the links)', 'default')
+    .option('--temporal-address <host:port>', "the Temporal server to ask for runs' status (live, completed, failed), or 'none'", process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
+    .option('--namespace <name>', 'the runs’ Temporal namespace (for the links and their status)', 'default')
     .option('--tokenizer <file>', 'tokenizer.json the runs used (default the project’s)')
     .parse()
-    .opts<{ run?: string; runs: string; store?: string; port: number; temporalUi?: string; namespace: string; tokenizer?: string }>();
+    .opts<{ run?: string; runs: string; store?: string; port: number; temporalUi?: string; temporalAddress: string; namespace: string; tokenizer?: string }>();
   const settings = storeSettingsFromEnv();
   if (opts.store) settings.store = { value: opts.store, from: '--store' };
   const spec = parseStoreSpec(settings, path.join(DATA_DIR, 'store'));
   const store = await openCheckedStore(spec);
   const tokenizer = opts.tokenizer ? loadTokenizer(path.resolve(opts.tokenizer)) : loadTokenizer();
-  const app = createViewer({ store, runsDir: path.resolve(opts.runs), tokenizer, links: { ...(opts.temporalUi ? { uiUrl: opts.temporalUi } : {}), namespace: opts.namespace } });
+  // Connected on the first question: a server that is down leaves each run's status unknown, not the viewer stopped.
+  const temporal = opts.temporalAddress === 'none' ? undefined : Connection.lazy({ address: opts.temporalAddress, connectTimeout: 1000 });
+  const app = createViewer({
+    store,
+    runsDir: path.resolve(opts.runs),
+    tokenizer,
+    links: { ...(opts.temporalUi ? { uiUrl: opts.temporalUi } : {}), namespace: opts.namespace },
+    ...(temporal ? { workflowState: workflowStateLookup(temporal, opts.namespace) } : {}),
+  });
   const address = await app.listen({ host: '127.0.0.1', port: opts.port });
   const page = opts.run ? `${address}/#/run/${encodeURIComponent(opts.run)}` : address;
   console.log(`rollout viewer: ${page}  (runs ${path.resolve(opts.runs)}, store ${describeStore(spec)}; Ctrl-C stops it)`);
-  const stop = () => void app.close().then(() => process.exit(0));
+  const stop = () => void app.close().then(() => temporal?.close().catch(() => undefined)).then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

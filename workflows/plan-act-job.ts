@@ -264,6 +264,7 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
     if (answered && d?.outcome === 'completed') {
       // No samples for a role is possible: an actor gets none when no planner turn produced acts.
       const samples = d.samples ? { [role]: d.samples } : {};
+      if (!d.samples || d.samples.samples === 0) noSamples(rolloutId, role, d.episodes);
       return { rolloutId, outcome: 'joint', sessionWorkflowId: sessionId, episodes: d.episodes, meanReward: d.meanReward, samples };
     }
     if (d && d.outcome !== 'completed') return fallBack(rolloutId, d.outcome, d.message ?? d.outcome, sessionId);
@@ -273,6 +274,20 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
       `session ${sessionId} sent no result within barrierTimeoutSec + rolloutTimeoutSec = ${budgetMs / 1000}s (was it terminated?)`,
       sessionId,
     );
+  }
+
+  /**
+   * Said where a person looks (the job's log and jobState), since a job that trains on nothing
+   * otherwise looks like one that trains: only a log line and query state, no command, so no patch.
+   */
+  function noSamples(rolloutId: number, role: 'planner' | 'actor', episodes: number): void {
+    const why =
+      role === 'actor'
+        ? 'no planner turn wrote an ACT line, so the actor never acted (an untrained planner writes none: start both jobs from an SFT run with "weightsFromRun")'
+        : 'the session delivered no planner turns';
+    const warning = `rollout ${rolloutId} gave this ${role} job no samples to train on (${episodes} episodes): ${why}`;
+    log.warn(warning, { rolloutId, role, episodes });
+    (state.warnings ??= []).push(warning);
   }
 
   async function fallBack(rolloutId: number, reason: FallbackReason, message: string, sessionId?: string): Promise<JobRolloutResult> {

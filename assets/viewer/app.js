@@ -1,12 +1,13 @@
 // The rollout viewer's page: hash routes over the JSON API of src/viewer/server.ts.
 //   #/                                 runs
-//   #/run/<id>?o=<offset>              a run: evaluations, tests and its recorded RL steps (follows a live run)
+//   #/run/<id>?o=<offset>              a run: evaluations, tests and its recorded RL steps (follows it while it runs)
 //   #/run/<id>/step/<n>?g=<off>&e=<ep> a step: GRPO groups side by side, an episode's token timelines
 'use strict';
 
 const main = document.getElementById('main');
 const tip = document.getElementById('tip');
-const live = document.getElementById('live');
+// The run's status in the header: "live" only while its workflow runs (src/viewer/view-types.ts RunStatusView).
+const badge = document.getElementById('status');
 const POLL_MS = 2000;
 let poll = null;
 // Each render bumps it; an answer that arrives after the page moved on is dropped, not drawn.
@@ -90,8 +91,20 @@ function stepHref(id, step, q) {
 function stopPolling() {
   if (poll) clearInterval(poll);
   poll = null;
-  live.hidden = true;
+  badge.hidden = true;
 }
+
+/** The header's badge for a run's status; unknown shows none (nothing said it runs or ended). */
+function showStatus(status) {
+  const state = status ? status.state : 'unknown';
+  badge.hidden = state === 'unknown';
+  badge.dataset.state = state;
+  badge.textContent = state === 'running' ? 'live' : state;
+  badge.title = status && status.from !== 'none' ? `from the run's ${status.from}` : '';
+}
+
+/** A finished run changes no more: the page stops asking. */
+const FINAL = new Set(['completed', 'failed', 'canceled', 'terminated', 'timed-out']);
 
 async function render() {
   stopPolling();
@@ -128,13 +141,14 @@ async function renderRuns(q, current) {
     h('tr', { class: 'click', 'data-run': r.id, onclick: () => (location.hash = runHref(r.id)) },
       h('td', { class: 'left' }, h('a', { href: runHref(r.id) }, r.id)),
       h('td', { class: 'left' }, new Date(r.modified).toLocaleString())));
-  main.replaceChildren(
+  // Through h(), which drops the pager's null (replaceChildren would print it).
+  main.replaceChildren(h('div', {},
     h('h2', {}, 'Runs'),
     list.runs.length === 0 ? h('p', { class: 'muted' }, 'No runs with a metrics file in this runs folder yet.') :
       h('table', { id: 'runs' }, h('tr', {}, h('th', { class: 'left' }, 'run'), h('th', { class: 'left' }, 'metrics file changed')), rows),
     pager(list.page, (o) => `#/?o=${o}`),
     h('form', { class: 'section', id: 'open-run', onsubmit: (ev) => { ev.preventDefault(); const id = ev.target.elements.run.value.trim(); if (id) location.hash = runHref(id); } },
-      h('label', {}, 'Open a run by its workflow id (plan-act jobs write no metrics file): ', h('input', { name: 'run', size: 48 })), ' ', h('button', { type: 'submit' }, 'open')));
+      h('label', {}, 'Open a run by its workflow id (plan-act jobs write no metrics file): ', h('input', { name: 'run', size: 48 })), ' ', h('button', { type: 'submit' }, 'open'))));
 }
 
 function pager(page, href) {
@@ -155,6 +169,11 @@ async function renderRun(id, q, current) {
   let last = '';
   const draw = (run) => {
     if (!current()) return;
+    showStatus(run.status);
+    if (run.status && FINAL.has(run.status.state) && poll) {
+      clearInterval(poll);
+      poll = null;
+    }
     const text = JSON.stringify(run);
     if (text === last) return;
     last = text;
@@ -166,18 +185,25 @@ async function renderRun(id, q, current) {
     main.replaceChildren(errorPanel(err));
   };
   // A run just started may have no metrics file yet: keep asking, the page fills in when it does.
-  await api(url).then(draw, failed);
-  if (!current()) return;
-  live.hidden = false;
+  // A finished run is drawn once.
+  const run = await api(url).then((r) => (draw(r), r), (err) => failed(err));
+  if (!current() || (run && run.status && FINAL.has(run.status.state))) return;
   poll = setInterval(() => {
     api(url).then(draw, failed);
   }, POLL_MS);
+}
+
+function statusLine(status) {
+  if (!status || status.state === 'unknown') return 'Status unknown (no Temporal server answered for this workflow id and no result file): the page keeps following it.';
+  const from = status.from === 'workflow' ? 'its workflow on the Temporal server' : 'the result file the main job wrote';
+  return status.state === 'running' ? `Running (${from}): the page follows it.` : `Finished: ${status.state} (${from}).`;
 }
 
 function runPage(run) {
   const out = [
     h('div', { class: 'crumbs' }, h('a', { href: '#/' }, 'runs'), ' / ', run.id),
     h('h2', {}, run.id),
+    h('p', { id: 'run-status', 'data-state': run.status ? run.status.state : 'unknown' }, statusLine(run.status)),
     h('p', {}, `SFT steps: ${run.sftSteps}${run.lastSftLoss !== undefined ? ` (last loss ${fmt(run.lastSftLoss)})` : ''} · RL steps in the metrics file: ${run.rlSteps} · recorded updates: ${run.page.total}`),
   ];
   if (run.metricsError) out.push(errorPanel(new ApiError(502, 'metrics-unreadable', run.metricsError)));

@@ -315,6 +315,8 @@ export interface PlanActJobState {
   /** The job's training checkpoint (jobs that train). */
   checkpoint?: CheckpointInfo;
   evals?: JobEvalPoint[];
+  /** What a person should know that fails nothing: e.g. a rollout that gave this job's role no samples. */
+  warnings?: string[];
 }
 
 /** What a job hands the session when it arrives. */

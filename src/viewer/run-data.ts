@@ -13,7 +13,7 @@ import { parseMetricsJsonl } from '../report/parse-metrics';
 import type { RunMetrics } from '../report/run-metrics';
 import { asViewerError, badRequest, notFound, ViewerError } from './errors';
 import { numberSamples, type NumberedSample } from './step-view';
-import type { RecordedCallView, RunList, RunView, StepListItem } from './view-types';
+import type { RecordedCallView, RunList, RunStatusView, RunView, StepListItem } from './view-types';
 import { readEpisodeTimelines } from '../gateway/recorder';
 import type { PartnerSamples } from './episode-view';
 import { sessionOfEpisode } from './links';
@@ -37,6 +37,9 @@ export function rlStepOf(step: number, index: number, rlStart: number | undefine
   return rlStart !== undefined ? step - rlStart : index + 1;
 }
 
+/** A run's workflow state from the Temporal server, or undefined when the server does not know it or did not answer. */
+export type WorkflowStateLookup = (runId: string) => Promise<Exclude<RunStatusView['state'], 'unknown'> | undefined>;
+
 export class RunData {
   /** Sample sets read, by sha256 (blobs never change), the oldest dropped past cacheBytes of blob. */
   private readonly sets = new Map<string, { samples: Sample[]; bytes: number }>();
@@ -46,7 +49,20 @@ export class RunData {
     private readonly store: BlobStore,
     private readonly runsDir: string,
     private readonly cacheBytes = 256 << 20,
+    private readonly workflowState?: WorkflowStateLookup,
   ) {}
+
+  /** The run's workflow status, else its result file (the main job writes it when the run completed). */
+  async status(runId: string): Promise<RunStatusView> {
+    const state = await this.workflowState?.(runId);
+    if (state) return { state, from: 'workflow' };
+    // The main job names the file by the raw workflow id: read only ids that are plain file names.
+    if (runKey(runId) === runId) {
+      const done = await fs.stat(path.join(this.runsDir, `${runId}.result.json`)).then(() => true, () => false);
+      if (done) return { state: 'completed', from: 'result file' };
+    }
+    return { state: 'unknown', from: 'none' };
+  }
 
   /** Runs with a metrics file, newest first. */
   async listRuns(offset: number, limit: number): Promise<RunList> {
@@ -102,10 +118,11 @@ export class RunData {
   }
 
   async runView(runId: string, offset: number, limit: number): Promise<RunView> {
-    const [{ metrics, error }, steps, related] = await Promise.all([
+    const [{ metrics, error }, steps, related, status] = await Promise.all([
       this.metrics(runId),
       this.recordedSteps(runId),
       Promise.all(RELATED_SUFFIXES.map(async (suffix) => ((await this.recordedSteps(runId + suffix)).length > 0 ? runId + suffix : undefined))),
+      this.status(runId),
     ]);
     if (!metrics && !error && steps.length === 0) throw notFound(`run '${runId}': no metrics file in ${this.runsDir} and no rollout records in the store`);
     const rlStart = steps.length > 0 ? await this.rlStartStep(runId) : undefined;
@@ -119,6 +136,7 @@ export class RunData {
     const sft = metrics?.sftLoss ?? [];
     return {
       id: runId,
+      status,
       steps: items.slice(offset, offset + limit),
       page: { offset, limit, total: items.length },
       rlSteps: rl.length,

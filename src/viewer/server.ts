@@ -11,7 +11,7 @@ import type { RolloutRecord } from '../contracts/rollout-record';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { REPO_ROOT } from '../paths';
 import { badRequest, notFound, ViewerError } from './errors';
-import { checkRunId, RunData } from './run-data';
+import { checkRunId, RunData, type WorkflowStateLookup } from './run-data';
 import { byEpisode, stepView, type LinkSettings } from './step-view';
 import { episodeView } from './episode-view';
 
@@ -20,6 +20,8 @@ export interface ViewerOptions {
   runsDir: string;
   tokenizer: TextTokenizer;
   links: LinkSettings;
+  /** The runs' workflow states (scripts/lib/workflow-state.ts asks the Temporal server); without it, only result files tell a finished run. */
+  workflowState?: WorkflowStateLookup;
 }
 
 const ASSETS = path.join(REPO_ROOT, 'assets', 'viewer');
@@ -59,7 +61,7 @@ function stepParam(raw: string): number {
 }
 
 export function createViewer(opts: ViewerOptions): FastifyInstance {
-  const data = new RunData(opts.store, opts.runsDir);
+  const data = new RunData(opts.store, opts.runsDir, undefined, opts.workflowState);
   // The record names the workflow that trained (planActJob: its single-agent episodes are fallbacks).
   const linksFor = (record: RolloutRecord): LinkSettings => ({ ...opts.links, planActJob: record.workflowType === 'planActJob' });
   // Run ids are workflow ids: longer than find-my-way's default 100-character parameters.

@@ -31,8 +31,19 @@ export interface StepListItem {
   metrics?: RlStepMetrics;
 }
 
+/**
+ * Where a run stands, from something that knows: its workflow's status on the Temporal server, else
+ * the result file the main job writes when a run completes (<runs>/<id>.result.json). `unknown`: neither
+ * answered (no server given or reachable, no result file); the page then neither says "live" nor stops following.
+ */
+export interface RunStatusView {
+  state: 'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed-out' | 'unknown';
+  from: 'workflow' | 'result file' | 'none';
+}
+
 export interface RunView {
   id: string;
+  status: RunStatusView;
   steps: StepListItem[];
   page: Page;
   /** RL steps in the metrics file (some may have no record: runs made before records were written). */

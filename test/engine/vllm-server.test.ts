@@ -55,6 +55,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  fs.rmSync(work, { recursive: true, force: true });
 });
 
 const prompts = ['Evaluate: 12+34\n', 'Compute: 17+25+8+31\n', 'ACT 1: 3*4\n'];
@@ -146,6 +147,10 @@ describe('the remote engine on a real vLLM server', () => {
     fs.writeFileSync(foreign, JSON.stringify({ ...json, added_tokens: json.added_tokens.filter((t) => t.content !== '<|eos|>') }));
     const noEos = await env.run(activities.generate, input({ remote: { baseUrl, model: 'policy', tokenizer: foreign } })).catch((e: unknown) => e);
     expect(noEos).toMatchObject({ type: 'RemoteEngineRequestError', nonRetryable: true, message: expect.stringMatching(/tokenizes differently from .*foreign-tokenizer\.json.*set inference\.openai\.tokenizer/) });
+    // Where the two part: at the served <|eos|> (the ids before it are the same), shown with the ids around it.
+    const probeIds = (noEos as ApplicationFailure).message.match(/first difference at id (\d+) \(0-based\)/);
+    expect(Number(probeIds?.[1])).toBeGreaterThanOrEqual(12);
+    expect((noEos as ApplicationFailure).message).toContain(`>${tok.eosId}<`);
     // The same errors from the engine itself, typed.
     await expect(new RemoteOpenAIEngine({ baseUrl, model: 'nope', tokenizer: tok }).complete('x', { maxNewTokens: 1, temperature: 1, topP: 1, stop: [] })).rejects.toBeInstanceOf(RemoteEngineRequestError);
   });

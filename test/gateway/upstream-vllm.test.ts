@@ -112,6 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.close();
   await vllm?.stop();
+  fs.rmSync(work, { recursive: true, force: true });
 });
 
 test('a multi-turn agent is recorded with the ids and logprobs vLLM returned, split per message, and its episode merges into one sample', async () => {

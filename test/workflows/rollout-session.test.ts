@@ -37,6 +37,8 @@ const slowQueue = uniqueId('oracle-slow');
  * their first request): episodes of one prompt then earn different rewards, so GRPO has advantages.
  */
 const mixedQueue = uniqueId('oracle-mixed');
+/** Planners that answer at once and never write an ACT line, as an untrained planner does. */
+const noActQueue = uniqueId('oracle-no-act');
 
 beforeAll(async () => {
   ctx = await testEnv('rollout-session');
@@ -47,6 +49,8 @@ beforeAll(async () => {
   const script = (input: GenerateInput) =>
     input.role === 'planner' && !input.prompt.includes('<|eos|>') && (input.params.seed ?? 0) % 2 === 1 ? { text: 'ANSWER: 0\n', finishReason: 'eos' as const } : undefined;
   await ctx.addWorker({ taskQueue: mixedQueue, activities: createOracleInferenceActivities({ store, latencyMs: FAST_MS, script }), maxConcurrentActivityTaskExecutions: 256 });
+  const noAct = (input: GenerateInput) => (input.role === 'planner' ? { text: 'ANSWER: 0\n', finishReason: 'eos' as const } : undefined);
+  await ctx.addWorker({ taskQueue: noActQueue, activities: createOracleInferenceActivities({ store, latencyMs: FAST_MS, script: noAct }), maxConcurrentActivityTaskExecutions: 256 });
 });
 
 afterAll(async () => {
@@ -296,6 +300,21 @@ describe('rolloutSession (dual mode)', () => {
     const scheduled = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
     expect(scheduled).not.toContain('initPolicy');
     expect(scheduled).not.toContain('trainGrpo');
+  });
+
+  it('a rollout whose planner wrote no ACT gives the actor job no samples, and the actor job says so and why', async () => {
+    const experiment = uniqueId('no-act-dual');
+    const [planner, actor] = await Promise.all((['planner', 'actor'] as const).map((role) => startJob(role, { config: dualConfig(experiment), queue: noActQueue })));
+    const p = (await planner!.result()) as PlanActJobResult;
+    const a = (await actor!.result()) as PlanActJobResult;
+    expect(a.rollouts[0]!.outcome).toBe('joint');
+    expect(a.rollouts[0]!.samples).toEqual({});
+    expect((await actor!.query(jobStateQuery)).warnings).toEqual([
+      expect.stringMatching(/^rollout 1 gave this actor job no samples to train on \(\d+ episodes\): no planner turn wrote an ACT line.*start both jobs from an SFT run with "weightsFromRun"/),
+    ]);
+    // The planner's turns were there: no warning for it.
+    expect(p.rollouts[0]!.samples.planner!.samples).toBeGreaterThan(0);
+    expect((await planner!.query(jobStateQuery)).warnings).toBeUndefined();
   });
 
   it('each job trains its own weights on its own samples; the session serves each job\'s latest', async () => {
