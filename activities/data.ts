@@ -4,6 +4,7 @@
  */
 import type { BlobRef } from '../src/domain/types';
 import { putJson, type BlobStore } from '../src/store/blob-store';
+import { namedResult } from '../src/store/named-results';
 import { loadTokenizer, tokenizeSegments } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/config/schema';
 import type { SftExample as TokenizedExample } from '../src/sft/sft';
@@ -11,6 +12,7 @@ import { drawProblems, oracleSftExamples, sftExampleText } from '../src/tasks/ar
 import { splitSchemeOf } from '../src/config/recorded';
 import { TOOL_CALL_OPEN } from '../src/planact/protocol';
 import { names } from './names';
+import { refuseOtherInputs } from './named-results';
 import { ApplicationFailure } from '@temporalio/activity';
 import { generateLayouts, gridSftExamples } from '../src/tasks/grid';
 
@@ -90,7 +92,14 @@ async function writeDataset(store: BlobStore, input: PrepareSftDatasetInput, dem
     examples.push({ role: ex.role, tokens, lossMask });
   }
   const ref = await putJson(store, { examples }, 'sft-dataset');
-  await store.nameIfAbsent(names.dataset(input.runId), ref);
+  // Keyed by its content: a start under the id whose demonstrations came out otherwise (other code) is refused.
+  const spec = {
+    name: names.dataset(input.runId),
+    what: `SFT dataset of workflow id '${input.runId}'`,
+    madeFrom: { dataset: ref.sha256 },
+    checkUnrecorded: async (held: BlobRef) => (held.sha256 === ref.sha256 ? undefined : `holds dataset ${held.sha256} (named before made-from records); this start's dataset is ${ref.sha256}`),
+  };
+  await refuseOtherInputs(() => namedResult(store, spec, async () => ref));
   return {
     ref,
     examples: examples.length,

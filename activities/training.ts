@@ -2,18 +2,28 @@
  * Training-queue activities: thin adapters from Temporal to src/rl and src/model. Each one is
  * idempotent: a retry after a crash finds the named result of an earlier attempt and returns it,
  * so no checkpoint is written twice, and content addressing means no bytes are stored twice.
+ *
+ * Every named result (checkpoints, SFT chunks, RL steps, published weights) is keyed by what it was
+ * made from as well as by its name (src/store/named-results.ts): a start under a workflow id whose
+ * results were made from other inputs (a source run that trained further since) is refused with a
+ * ConfigError naming what differs, instead of being handed the other start's result. An RL step's
+ * inputs are its checkpoint, reference, config and optimizer reset, not its samples: a step redone
+ * after a resume rolls the same policy out again, whose samples can differ (float rounding of
+ * batched logits), and reuses the update that was finished (docs/main-job.md, "Resume a run").
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BlobRef, Sample } from '../src/domain/types';
-import { getJson, onceByName, putJson, type BlobStore } from '../src/store/blob-store';
+import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
+import { jsonDigest, namedResult, onceByName, type MadeFrom } from '../src/store/named-results';
 import type { RolloutRecord, SampleCredit } from '../src/contracts/rollout-record';
 import { initTfBackend } from '../src/model/backend';
 import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/model/checkpoint';
 import { initWeights } from '../src/model/init';
-import { exportOnnx } from '../src/model/onnx-export';
+import { exportOnnx, readOnnxMetadata } from '../src/model/onnx-export';
 import { loadTokenizer, tokenizerFromJson } from '../src/model/tokenizer';
 import { readHfDir } from '../src/model/hf-dir';
 import { HfFormatError } from '../src/model/hf-export';
+import { sha256Hex } from '../src/store/blob-keys';
 
 /** A text with every kind of token the protocol uses: two tokenizers that agree on it agree on the run's text. */
 const TOKENIZER_CHECK = 'Compute: 17+25*3-(8/2)\nACT 1: 17+25\nRESULT 1: 42\nANSWER: 71\n<calc>17+25</calc>\n<result>42</result>\n<|eos|>';
@@ -23,6 +33,7 @@ import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
 import type { SampleSetRef } from '../src/contracts/plan-act';
 import { checkpointSteps, names } from './names';
+import { refuseOtherInputs } from './named-results';
 import { readSamples } from './samples';
 import { RECORDED_MICRO_BATCH } from '../src/config/recorded';
 
@@ -132,10 +143,53 @@ export interface PublishWeightsInput {
   version: number;
 }
 
+/** A checkpoint as a record of what a result was made from lists it: its content address and step. */
+const checkpointText = (c: CheckpointInfo): string => `${c.ref.sha256} (step ${c.step})`;
+
+/** What an SFT chunk (its result and its checkpoint) is made from. */
+function sftChunkInputs(input: TrainSftInput): MadeFrom {
+  return {
+    activity: 'trainSft',
+    checkpoint: checkpointText(input.checkpoint),
+    dataset: input.dataset.sha256,
+    'sft config': jsonDigest(input.sft),
+    seed: String(input.seed),
+    'to step': String(input.toStep),
+    ...(input.maxTrainedTokens !== undefined ? { 'token budget': String(input.maxTrainedTokens) } : {}),
+  };
+}
+
+/** What an RL step (its result and its checkpoint) is made from; see the file's comment for why not its samples. */
+function rlStepInputs(input: TrainGrpoInput): MadeFrom {
+  return {
+    activity: 'trainGrpo',
+    checkpoint: checkpointText(input.checkpoint),
+    'rl config': jsonDigest(input.rl),
+    'reset optimizer': String(input.resetOptimizer ?? false),
+    objective: input.objective ?? 'grpo',
+    ...(input.reference ? { reference: checkpointText(input.reference) } : {}),
+  };
+}
+
 export function createTrainingActivities({ store }: { store: BlobStore }) {
-  const saveCheckpoint = async (runId: string, ckpt: Checkpoint): Promise<CheckpointInfo> => {
+  /**
+   * Names the checkpoint for its run and step, made from `madeFrom`. `exact`: its bytes follow from
+   * those inputs (an initialisation, a copy), so one written before made-from records is adopted
+   * only if it holds the same bytes; a trained one is adopted as it is (a retry after the upgrade
+   * of an attempt that crashed after naming it).
+   */
+  const saveCheckpoint = async (runId: string, ckpt: Checkpoint, madeFrom: MadeFrom, exact = false, bytes = encodeCheckpoint(ckpt)): Promise<CheckpointInfo> => {
     const name = names.checkpoint(runId, ckpt.step);
-    const ref = await store.nameIfAbsent(name, await store.put(encodeCheckpoint(ckpt), 'checkpoint'));
+    const ref = await namedResult(
+      store,
+      {
+        name,
+        what: `checkpoint step ${ckpt.step} of workflow id '${runId}'`,
+        madeFrom,
+        ...(exact ? { checkUnrecorded: async (held) => sameBytes(held, bytes, 'checkpoint') } : {}),
+      },
+      () => store.put(bytes, 'checkpoint'),
+    );
     return { name, ref, step: ckpt.step };
   };
 
@@ -151,11 +205,15 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       heartbeatIfActivity('initialised');
       const parameters = Object.values(weights).reduce((a, w) => a + w.length, 0);
       // Deterministic init: a retry produces the same bytes, which saveCheckpoint stores once.
-      return { checkpoint: await saveCheckpoint(input.runId, { config, weights, step: 0 }), backend: backend.name, parameters };
+      const madeFrom = { activity: 'initPolicy', model: jsonDigest(config), seed: String(input.seed) };
+      const checkpoint = await refuseOtherInputs(() => saveCheckpoint(input.runId, { config, weights, step: 0 }, madeFrom, true));
+      return { checkpoint, backend: backend.name, parameters };
     },
 
     async trainSft(input: TrainSftInput): Promise<TrainSftOutput> {
-      return onceByName(store, names.sftChunk(input.runId, input.toStep), 'sft-chunk', async (): Promise<TrainSftOutput> => {
+      const madeFrom = sftChunkInputs(input);
+      const spec = { name: names.sftChunk(input.runId, input.toStep), what: `SFT chunk to step ${input.toStep} of workflow id '${input.runId}'`, madeFrom };
+      return refuseOtherInputs(() => onceByName(store, spec, 'sft-chunk', async (): Promise<TrainSftOutput> => {
         await initTfBackend();
         const ctx = Context.current();
         const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
@@ -167,12 +225,12 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
         }, input.maxTrainedTokens);
         return {
-          checkpoint: await saveCheckpoint(input.runId, chunk.checkpoint),
+          checkpoint: await saveCheckpoint(input.runId, chunk.checkpoint, madeFrom),
           losses: chunk.losses,
           tokensPerSec: Math.round(chunk.tokensPerSec),
           trainedTokens: chunk.trainedTokens,
         };
-      });
+      }));
     },
 
     async trainGrpo(input: TrainGrpoInput): Promise<TrainGrpoOutput> {
@@ -183,7 +241,9 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
           'BadInputError',
         );
       }
-      return onceByName(store, names.rlStep(input.runId, input.step), 'rl-step', async (): Promise<TrainGrpoOutput> => {
+      const madeFrom = rlStepInputs(input);
+      const spec = { name: names.rlStep(input.runId, input.step), what: `RL step ${input.step} of workflow id '${input.runId}'`, madeFrom };
+      return refuseOtherInputs(() => onceByName(store, spec, 'rl-step', async (): Promise<TrainGrpoOutput> => {
         await initTfBackend();
         const ctx = Context.current();
         ctx.heartbeat({ step: input.step, phase: 'load' });
@@ -215,8 +275,8 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         });
         const { perSample, ...numbers } = r;
         await writeRolloutRecord(store, input, all, kept, perSample);
-        return { ...numbers, checkpoint: await saveCheckpoint(input.runId, r.checkpoint) };
-      });
+        return { ...numbers, checkpoint: await saveCheckpoint(input.runId, r.checkpoint, madeFrom) };
+      }));
     },
 
     /**
@@ -240,7 +300,8 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       const ckpt = decodeCheckpoint(await store.get(ref));
       heartbeatIfActivity('decoded');
       refuseOtherShape('init.fromRun', input.model, ckpt.config, `'${input.fromRun}'`);
-      return saveCheckpoint(input.runId, ckpt);
+      const madeFrom = { activity: 'checkpointFromRun', checkpoint: `${ref.sha256} (step ${step} of workflow id '${input.fromRun}')` };
+      return refuseOtherInputs(() => saveCheckpoint(input.runId, ckpt, madeFrom, true));
     },
 
     /**
@@ -262,30 +323,51 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         throw ApplicationFailure.nonRetryable(`init.fromHf: ${input.dir}/tokenizer.json is not the project's tokenizer (assets/tokenizer.json), which the run's prompts and demonstrations are encoded with`, 'ConfigError');
       }
       refuseOtherShape('init.fromHf', input.model, imported.config, input.dir);
-      return saveCheckpoint(input.runId, { config: imported.config, weights: imported.weights, step: 0 });
+      const ckpt: Checkpoint = { config: imported.config, weights: imported.weights, step: 0 };
+      const bytes = encodeCheckpoint(ckpt);
+      const madeFrom = { activity: 'checkpointFromHf', checkpoint: `${sha256Hex(bytes)} (step 0 of ${input.dir})` };
+      return refuseOtherInputs(() => saveCheckpoint(input.runId, ckpt, madeFrom, true, bytes));
     },
 
     async publishWeights(input: PublishWeightsInput): Promise<WeightsInfo> {
       // Heartbeats between the steps, so a worker killed while publishing is noticed after
       // timeouts.heartbeatSec rather than at the start-to-close timeout (trainSec).
-      const name = names.weights(input.runId, input.version);
-      let onnx = await store.getName(name);
-      heartbeatIfActivity('read');
-      if (!onnx) {
-        const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
-        heartbeatIfActivity('decoded');
-        const bytes = exportOnnx(ckpt.config, ckpt.weights, {
-          weight_version: String(input.version),
-          step: String(ckpt.step),
-          run_id: input.runId,
-        });
-        heartbeatIfActivity('exported');
-        onnx = await store.nameIfAbsent(name, await store.put(bytes, 'onnx'));
-      }
+      const spec = {
+        name: names.weights(input.runId, input.version),
+        what: `published weights v${input.version} of workflow id '${input.runId}'`,
+        madeFrom: { checkpoint: checkpointText(input.checkpoint) },
+        // Weights published before made-from records name their checkpoint's step in the ONNX metadata.
+        checkUnrecorded: async (held: BlobRef) => {
+          const step = readOnnxMetadata(await store.get(held)).step;
+          return step === undefined || Number(step) === input.checkpoint.step
+            ? undefined
+            : `was exported from a checkpoint of step ${step} (its ONNX metadata; published before made-from records); this start's checkpoint is ${checkpointText(input.checkpoint)}`;
+        },
+      };
+      const onnx = await refuseOtherInputs(() =>
+        namedResult(store, spec, async () => {
+          heartbeatIfActivity('read');
+          const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
+          heartbeatIfActivity('decoded');
+          const bytes = exportOnnx(ckpt.config, ckpt.weights, {
+            weight_version: String(input.version),
+            step: String(ckpt.step),
+            run_id: input.runId,
+          });
+          heartbeatIfActivity('exported');
+          return store.put(bytes, 'onnx');
+        }),
+      );
       await store.setName(names.latestWeights(input.runId), onnx);
       return { version: input.version, step: input.checkpoint.step, onnx };
     },
   };
+}
+
+/** A checkpoint named before made-from records is adopted only if it holds the bytes these inputs make. */
+function sameBytes(held: BlobRef, bytes: Uint8Array, kind: string): string | undefined {
+  const mine = sha256Hex(bytes);
+  return held.sha256 === mine ? undefined : `holds ${kind} ${held.sha256} (named before made-from records), not ${mine}, which this start's inputs make`;
 }
 
 /** A heartbeat when running as an activity; tests also call the activities as plain functions. */

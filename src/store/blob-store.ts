@@ -44,18 +44,3 @@ export async function putJson(store: BlobStore, value: unknown, kind: string): P
 export async function getJson<T>(store: BlobStore, ref: BlobRef): Promise<T> {
   return JSON.parse(new TextDecoder().decode(await store.get(ref))) as T;
 }
-
-/**
- * Exactly-once results for retried activities: returns the value an earlier attempt stored under
- * `name`, else computes it, stores it and names it, keeping the first writer's value if two
- * attempts race. Whatever `compute` writes must itself be idempotent (content-addressed blobs,
- * names created only if absent).
- */
-export async function onceByName<T>(store: BlobStore, name: string, kind: string, compute: () => Promise<T>): Promise<T> {
-  const done = await store.getName(name);
-  if (done) return getJson<T>(store, done);
-  const value = await compute();
-  const mine = await putJson(store, value, kind);
-  const stored = await store.nameIfAbsent(name, mine);
-  return stored.sha256 === mine.sha256 ? value : getJson<T>(store, stored);
-}

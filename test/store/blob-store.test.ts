@@ -12,7 +12,7 @@ import { LOCAL_S3_CREDENTIALS } from '../../scripts/lib/s3-server';
 import type { BlobRef } from '../../src/domain/types';
 import { REPO_ROOT } from '../../src/paths';
 import { sha256Hex } from '../../src/store/blob-keys';
-import { BlobCorruptError, BlobNotFoundError, getJson, onceByName, putJson, type BlobStore } from '../../src/store/blob-store';
+import { BlobCorruptError, BlobNotFoundError, getJson, putJson, type BlobStore } from '../../src/store/blob-store';
 import { S3BlobStore } from '../../src/store/s3-blob-store';
 import { testS3 } from '../helpers/s3';
 import { tempStore } from '../helpers/store';
@@ -122,17 +122,6 @@ describe.each(SUBJECTS)('%s (BlobStore contract)', (_name, make) => {
     await expect(store.setName('../escape', ref)).rejects.toThrow(/invalid blob name/);
     await expect(store.nameIfAbsent('a/../../b', ref)).rejects.toThrow(/invalid blob name/);
     await expect(store.get({ ...ref, sha256: '../../etc/passwd' })).rejects.toThrow(/not a sha256/);
-  });
-
-  it('onceByName computes once, and keeps the first writer when attempts race', async () => {
-    const { store } = make('once');
-    let calls = 0;
-    const compute = async () => ({ attempt: ++calls });
-    expect(await onceByName(store, 'runs/r/sft/to-step-1', 'sft-chunk', compute)).toEqual({ attempt: 1 });
-    expect(await onceByName(store, 'runs/r/sft/to-step-1', 'sft-chunk', compute)).toEqual({ attempt: 1 });
-    expect(calls).toBe(1);
-    const results = await Promise.all([0, 1, 2].map(() => onceByName(store, 'x/y', 'k', compute)));
-    expect(new Set(results.map((r) => r.attempt)).size).toBe(1);
   });
 });
 
