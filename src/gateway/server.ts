@@ -23,6 +23,7 @@ import { ChatStream } from './chat-stream';
 import { readAssistantTurn, renderChat, toolMode } from './chat-template';
 import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
+import { decodeWhole } from '../model/whole-characters';
 import { PAD_TOKEN } from '../model/tokenizer';
 import { checkEpisodeId } from './episode-ids';
 import { MAX_PROMPTS_PER_REQUEST, MAX_REQUESTED_TOKENS, parseChatRequest, parseCompletionRequest, unknownFields } from './requests';
@@ -120,6 +121,8 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       log(`gateway: ignoring the request field '${f}', which this gateway does not use (said once per field)`);
     }
   };
+  // Stop strings are matched on whole characters, as the engine matched them (src/model/whole-characters.ts).
+  const wholeText = (c: Completion): string => decodeWhole(opts.tokenizer, c.tokenIds, c.text);
   const agentOf = (req: FastifyRequest): string => {
     const a = req.headers[AGENT_HEADER];
     return typeof a === 'string' && a !== '' ? a : 'agent';
@@ -166,7 +169,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       // own closing tag, when tools are offered, stays for the tool-call parser.
       const visible = (c: Completion): string => {
         if (c.finishReason !== 'stop') return c.text;
-        const user = cutAtStop(c.text, body.stop, body.include_stop_str_in_output);
+        const user = cutAtStop(wholeText(c), body.stop, body.include_stop_str_in_output);
         const call = tools ? c.text.indexOf(CALC_CLOSE) : -1;
         return user.matched !== undefined && (call < 0 || user.text.length < call) ? user.text : c.text;
       };
@@ -237,7 +240,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       created: created(),
       model: opts.model,
       choices: outs.map((c, k) => {
-        const cut = c.finishReason === 'stop' ? cutAtStop(c.text, body.stop, body.include_stop_str_in_output) : { text: c.text };
+        const cut = c.finishReason === 'stop' ? cutAtStop(wholeText(c), body.stop, body.include_stop_str_in_output) : { text: c.text };
         return {
           index: k,
           text: cut.text,
