@@ -140,6 +140,12 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     checkLength(body.messages.map((m) => m.content ?? ''), 'messages');
     const chat = renderChat(body.messages);
     const promptIds = opts.tokenizer.encode(chat.text);
+    // System and user messages render verbatim, so empty ones can leave nothing to continue from: a
+    // client's error, as vLLM refuses an empty prompt ("The decoder prompt cannot be empty", a 400).
+    if (promptIds.length === 0) {
+      const last = `messages.${body.messages.length - 1}.content`;
+      throw new GatewayError(400, `${last} is empty and so is every message before it: the prompt has no tokens to continue from`, 'invalid_request_error', last);
+    }
     const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
     const stop = [...body.stop, ...(tools ? [CALC_CLOSE] : [])];
     const id = `chatcmpl-${randomUUID()}`;

@@ -26,6 +26,7 @@ const serve = (engine: GatewayEngine, extra: Partial<GatewayOptions> = {}) =>
   listenGateway({ engine, tokenizer, model: MODEL, maxSeq: DEFAULT_GPT_CONFIG.maxSeq, log: (line) => logged.push(line), ...extra });
 const postRaw = (base: string, path: string, body: string | ReadableStream<Uint8Array>, contentType = 'application/json') =>
   fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body, duplex: 'half' } as RequestInit);
+type ErrorBody = { error: { message: string; type: string; param: string | null } };
 
 beforeAll(async () => {
   const cfg = DEFAULT_GPT_CONFIG;
@@ -74,5 +75,23 @@ describe('stop strings and characters split across byte tokens', () => {
     expect(await streamed(req)).toEqual({ text: want, finish: 'stop' });
     const completion = (await (await postRaw(gw.base, '/completions', JSON.stringify({ model: MODEL, prompt: ask.messages[0]!.content, seed: 33, temperature: 1, max_tokens: 40, stop }))).json()) as { choices: Array<{ text: string; stop_reason: string }> };
     expect(completion.choices[0]).toMatchObject({ text: want, stop_reason: stop });
+  });
+});
+
+describe('empty messages', () => {
+  it('a chat whose messages render to no text is a 400 naming the message, as vLLM refuses an empty prompt', async () => {
+    const cases: Array<[object[], string]> = [
+      [[{ role: 'user', content: '' }], 'messages.0.content'],
+      [[{ role: 'system', content: '' }, { role: 'user', content: '' }], 'messages.1.content'],
+      [[{ role: 'user', content: [{ type: 'text', text: '' }] }], 'messages.0.content'],
+    ];
+    for (const [messages, param] of cases) {
+      const res = await postRaw(gw.base, '/chat/completions', JSON.stringify({ model: MODEL, messages, max_tokens: 2 }));
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as ErrorBody).error).toMatchObject({ type: 'invalid_request_error', param, message: expect.stringMatching(/empty/) });
+    }
+    // One empty message among others is served: the prompt still has tokens.
+    const served = await postRaw(gw.base, '/chat/completions', JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: '' }, { role: 'user', content: 'Evaluate: 1+2\n' }], max_tokens: 2 }));
+    expect(served.status).toBe(200);
   });
 });
