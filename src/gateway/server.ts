@@ -45,7 +45,12 @@ export interface GatewayOptions {
   recorder?: TimelineRecorder;
   /** Where notices go (a request field ignored, once per field); default console.warn. */
   log?: (line: string) => void;
+  /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
 }
+
+/** The documented 30 s a client has to send its request (docs/gateway.md). */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 const EPISODE_HEADER = 'x-episode-id';
 const AGENT_HEADER = 'x-agent-name';
@@ -53,9 +58,21 @@ const CALC_CLOSE = TOOL_CALL_CLOSE;
 const CALL_OPEN = TOOL_CALL_OPEN;
 
 export function createGateway(opts: GatewayOptions): FastifyInstance {
-  // A client gets 30 s to send its whole request (a slow or stalled body cannot hold a socket for
-  // Node's default 5 minutes); closing the gateway closes open connections instead of waiting on them.
-  const app = Fastify({ logger: false, bodyLimit: 4 << 20, requestTimeout: 30_000, forceCloseConnections: true });
+  // A client gets 30 s to send its headers and its whole request, and a connection that sends nothing
+  // for 30 s (before its first request or after a response) is closed. Node checks the first two only
+  // every connectionsCheckingInterval (30 s by default, so a 30 s timeout fired after up to 60 s, and
+  // 89 s was seen): every second here, or a quarter of a shorter timeout. A generation may take longer:
+  // once the request is in, the timeout no longer counts. Closing the gateway closes open connections
+  // instead of waiting on them.
+  const timeout = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 4 << 20,
+    requestTimeout: timeout,
+    keepAliveTimeout: timeout,
+    http: { headersTimeout: timeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeout / 4)) },
+    forceCloseConnections: true,
+  });
   const created = () => Math.floor(Date.now() / 1000);
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, _req, reply) => {

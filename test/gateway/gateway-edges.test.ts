@@ -6,10 +6,14 @@
  * log for bodies already refused. The stop cases run on the policy `npm run gateway` serves without
  * --from-run (the default shape, initWeights seed 1), where they were found.
  */
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
+import type { Completion, SamplingParams } from '../../src/domain/types';
 import { BatchingEngine } from '../../src/engine/batcher';
 import { OrtEngine } from '../../src/engine/ort-engine';
 import type { GatewayEngine, GatewayOptions } from '../../src/gateway/server';
+import { createGateway } from '../../src/gateway/server';
 import { DEFAULT_GPT_CONFIG } from '../../src/model/default-config';
 import { initWeights } from '../../src/model/init';
 import { exportOnnx } from '../../src/model/onnx-export';
@@ -93,5 +97,88 @@ describe('empty messages', () => {
     // One empty message among others is served: the prompt still has tokens.
     const served = await postRaw(gw.base, '/chat/completions', JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: '' }, { role: 'user', content: 'Evaluate: 1+2\n' }], max_tokens: 2 }));
     expect(served.status).toBe(200);
+  });
+});
+
+/** A raw connection to a server: what it answered and when it closed, in ms after connecting (given up after 10 s). */
+function rawConnection(port: number, script: (socket: net.Socket) => void): Promise<{ closedAfter: number; answer: string }> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let answer = '';
+    const socket = net.connect(port, '127.0.0.1', () => script(socket));
+    const giveUp = setTimeout(() => socket.destroy(), 10_000);
+    socket.on('close', () => clearTimeout(giveUp));
+    socket.on('data', (d) => (answer += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve({ closedAfter: performance.now() - t0, answer }));
+  });
+}
+
+describe('the request timeout', () => {
+  const TIMEOUT = 2_000;
+  let short: Awaited<ReturnType<typeof serve>>;
+  let port: number;
+  let releaseSlow: () => void = () => undefined;
+  beforeAll(async () => {
+    // An engine that takes longer than the timeout: a long generation is not a slow client.
+    const slow: GatewayEngine = {
+      complete: async (prompt: string, _p: SamplingParams): Promise<Completion> => {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, TIMEOUT * 1.5);
+          releaseSlow = () => (clearTimeout(t), r());
+        });
+        const ids = tokenizer.encode('42');
+        return { text: '42', promptTokenIds: tokenizer.encode(prompt), tokenIds: ids, logprobs: ids.map(() => -1), entropy: ids.map(() => 0), finishReason: 'length' };
+      },
+    };
+    short = await serve(slow, { requestTimeoutMs: TIMEOUT });
+    port = (short.app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    releaseSlow();
+    await short?.app.close();
+  });
+  const head = (length: number) => `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
+  // The answer comes within the timeout, the server's check interval and Node's extra second for an
+  // idle keep-alive connection; 89 s (stalled body), 57 s (slow headers) and more than 75 s (silence)
+  // with a 30 s timeout, before.
+  const within = (ms: number) => {
+    expect(ms).toBeGreaterThan(TIMEOUT - 100);
+    expect(ms).toBeLessThan(TIMEOUT + 1_500);
+  };
+
+  it('the default is the documented 30 s, for headers, the whole request and an idle connection', () => {
+    const server = createGateway({ engine: { complete: () => Promise.reject(new Error('unused')) }, tokenizer, model: MODEL, maxSeq: 8 }).server;
+    expect([server.requestTimeout, server.headersTimeout, server.keepAliveTimeout]).toEqual([30_000, 30_000, 30_000]);
+  });
+
+  /** A connection that writes `first`, then `drip` every 100 ms until it is closed. */
+  const dribbling = (first: string, drip?: string) =>
+    rawConnection(port, (s) => {
+      s.write(first);
+      if (drip === undefined) return;
+      const timer = setInterval(() => (s.writable ? s.write(drip) : undefined), 100);
+      s.on('close', () => clearInterval(timer));
+    });
+
+  it('a stalled body, a body or headers dribbled a byte at a time, silence, and silence after a response each end when the timeout is up', async () => {
+    const [stalled, slowBody, slowHeaders, silent, idle] = await Promise.all([
+      dribbling(`${head(100)}{"model":`),
+      dribbling(head(1_000), ' '),
+      dribbling('POST /v1/chat/completions HTTP/1.1\r\nx-slow: ', 'a'),
+      dribbling(''),
+      dribbling('GET /health HTTP/1.1\r\nhost: x\r\n\r\n'),
+    ]);
+    for (const r of [stalled, slowBody, slowHeaders]) expect(r.answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(silent.answer).toMatch(/^$|^HTTP\/1\.1 408/);
+    expect(idle.answer).toMatch(/^HTTP\/1\.1 200/);
+    for (const r of [stalled, slowBody, slowHeaders, silent, idle]) within(r.closedAfter);
+  });
+
+  it('a generation longer than the timeout is still answered: the timeout is the client\'s to send its request', async () => {
+    const t0 = performance.now();
+    const r = await short.client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(r.choices[0]!.message.content).toBe('42');
+    expect(performance.now() - t0).toBeGreaterThan(TIMEOUT);
   });
 });
