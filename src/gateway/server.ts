@@ -21,6 +21,7 @@ import type { Timeline } from '../timeline/types';
 import { calcCallConstraint } from './calc-constraint';
 import { ChatStream } from './chat-stream';
 import { readAssistantTurn, renderChat, toolMode } from './chat-template';
+import { bodyTooLarge, DRAINED_BODY_LIMIT, limitBody } from './body-limit';
 import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
 import { decodeWhole } from '../model/whole-characters';
@@ -67,7 +68,9 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   const timeout = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: false,
-    bodyLimit: 4 << 20,
+    // BODY_LIMIT is enforced by limitBody (a 413 once the body has come); fastify's own limit, which
+    // answers while the body still arrives, only past what limitBody would read.
+    bodyLimit: DRAINED_BODY_LIMIT,
     requestTimeout: timeout,
     keepAliveTimeout: timeout,
     http: { headersTimeout: timeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeout / 4)) },
@@ -117,6 +120,15 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     }
     return asked ?? room;
   };
+  // A body over the limit is answered once it has come (src/gateway/body-limit.ts); one declared
+  // larger than would be read is refused at once, and its connection closed.
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (Number(req.headers['content-length']) > DRAINED_BODY_LIMIT) {
+      reply.header('connection', 'close');
+      throw bodyTooLarge();
+    }
+    return limitBody(payload);
+  });
   // A bad episode id is refused before anything is generated (it used to fail after, with a 500).
   app.addHook('preHandler', async (req) => {
     const episode = req.headers[EPISODE_HEADER];

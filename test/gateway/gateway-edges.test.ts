@@ -6,7 +6,9 @@
  * log for bodies already refused. The stop cases run on the policy `npm run gateway` serves without
  * --from-run (the default shape, initWeights seed 1), where they were found.
  */
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import type { Completion, SamplingParams } from '../../src/domain/types';
@@ -19,6 +21,7 @@ import { initWeights } from '../../src/model/init';
 import { exportOnnx } from '../../src/model/onnx-export';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { listenGateway } from '../helpers/gateway';
+import { REPO_ROOT } from '../../src/paths';
 
 const tokenizer = loadTokenizer();
 const MODEL = 'durable-rl';
@@ -180,5 +183,58 @@ describe('the request timeout', () => {
     const r = await short.client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
     expect(r.choices[0]!.message.content).toBe('42');
     expect(performance.now() - t0).toBeGreaterThan(TIMEOUT);
+  });
+});
+
+/**
+ * Posts an oversized chat request from a client process of its own, as agents run, with Node's fetch
+ * and with the official openai client (no retries): per try, what each got.
+ */
+async function oversizedFromAnotherProcess(base: string, mib: number, tries: number): Promise<Array<{ client: string; status?: number; error?: string; message?: string }>> {
+  const script = `
+    const OpenAI = require('openai').default;
+    const [base, mib, tries] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
+    const messages = [{ role: 'user', content: 'x'.repeat(mib << 20) }];
+    (async () => {
+      const out = [];
+      for (let i = 0; i < tries; i++) {
+        out.push(await fetch(base + '/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '${MODEL}', messages }) })
+          .then(async (r) => ({ client: 'fetch', status: r.status, message: (await r.json()).error?.message }), (e) => ({ client: 'fetch', error: String(e.cause?.code ?? e.message) })));
+        out.push(await new OpenAI({ apiKey: 'none', baseURL: base, maxRetries: 0 }).chat.completions.create({ model: '${MODEL}', messages })
+          .then(() => ({ client: 'openai', status: 200 }), (e) => (e instanceof OpenAI.APIConnectionError ? { client: 'openai', error: e.constructor.name + ': ' + String(e.cause?.cause?.code ?? e.cause?.message) } : { client: 'openai', status: e.status, message: e.message })));
+      }
+      console.log(JSON.stringify(out));
+    })();`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, base, String(mib), String(tries)], { cwd: REPO_ROOT, maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as Array<{ client: string; status?: number; error?: string; message?: string }>;
+}
+
+describe('a body over the 4 MiB limit', () => {
+  it("reaches Node's fetch and the official openai client as a 413, not a broken pipe (EPIPE) or a connection error", async () => {
+    // Sizes whose upload outlasts the server's answer: the old gateway closed the socket under them.
+    const answers = [...(await oversizedFromAnotherProcess(gw.base, 5, 2)), ...(await oversizedFromAnotherProcess(gw.base, 24, 4))];
+    expect(answers.filter((a) => a.status !== 413)).toEqual([]);
+    expect(answers[0]!.message).toMatch(/4 MiB/);
+  });
+
+  it('a chunked body over the limit gets its 413 too, and the gateway serves the next request', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x'.repeat(5 << 20) }] }));
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 64 << 10) c.enqueue(bytes.subarray(i, i + (64 << 10)));
+        c.close();
+      },
+    });
+    const res = await postRaw(gw.base, '/chat/completions', chunked);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as ErrorBody).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/4 MiB/) });
+    expect((await postRaw(gw.base, '/chat/completions', JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 1+2\n' }], max_tokens: 2 }))).status).toBe(200);
+  });
+
+  it('a body declared larger than the gateway would read is refused at once and its connection closed', async () => {
+    const port = Number(new URL(gw.base).port);
+    const r = await rawConnection(port, (s) => s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${100 << 20}\r\n\r\n{`));
+    expect(r.answer).toMatch(/^HTTP\/1\.1 413[^]*connection: close[^]*4 MiB/i);
+    expect(r.closedAfter).toBeLessThan(1_000);
   });
 });
