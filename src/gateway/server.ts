@@ -139,7 +139,8 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     if (typeof episode !== 'string' || episode === '' || !opts.recorder) return;
     for (const t of timelines) await opts.recorder(episode, t);
   };
-  // vLLM's leniency: a field this gateway does not know is ignored, and said once per field.
+  // vLLM's leniency: a field this gateway does not know is ignored, and said once per field, when
+  // the request is served (a refused one ignored nothing: its error says what was wrong).
   const ignored = new Set<string>();
   const log = opts.log ?? ((line: string) => console.warn(line));
   const noteUnknown = (body: unknown, kind: 'chat' | 'completion') => {
@@ -158,7 +159,6 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   };
 
   app.post('/v1/chat/completions', async (req, reply) => {
-    noteUnknown(req.body, 'chat');
     const body = parseChatRequest(req.body);
     checkModel(body.model);
     if (body.top_logprobs && !body.logprobs) throw new GatewayError(400, 'top_logprobs needs logprobs: true', 'invalid_request_error', 'top_logprobs');
@@ -177,6 +177,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     }
     const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
     const stop = [...body.stop, ...(tools ? [CALC_CLOSE] : [])];
+    noteUnknown(req.body, 'chat');
     const id = `chatcmpl-${randomUUID()}`;
     const signal = abortOnDisconnect(reply);
     const logprobOf = (t: number, lp: number, top: ReadonlyArray<{ id: number; logprob: number }>) => ({ ...tokenLogprob(opts.tokenizer, t, lp), top_logprobs: top.map((a) => tokenLogprob(opts.tokenizer, a.id, a.logprob)) });
@@ -237,7 +238,6 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   });
 
   app.post('/v1/completions', async (req, reply) => {
-    noteUnknown(req.body, 'completion');
     const body = parseCompletionRequest(req.body);
     checkModel(body.model);
     if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
@@ -255,6 +255,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
     let maxNewTokens = body.max_tokens;
     for (const n of lengths) maxNewTokens = Math.min(maxNewTokens, budget(n, body.max_tokens, 'max_tokens'));
+    noteUnknown(req.body, 'completion');
     const signal = abortOnDisconnect(reply);
     const outs = await Promise.all(
       prompts.flatMap((p) =>

@@ -238,3 +238,17 @@ describe('a body over the 4 MiB limit', () => {
     expect(r.closedAfter).toBeLessThan(1_000);
   });
 });
+
+describe('the log of ignored fields', () => {
+  it('says nothing of bodies refused with a 400: arrays, strings, numbers, a body with no messages', async () => {
+    logged.length = 0;
+    for (const body of ['[1,2]', '"abc"', '7', '{"model":"durable-rl","surplus":1}', `{"model":"${MODEL}","messages":[{"role":"user","content":"x","extra":1}],"temperature":9,"other":1}`]) {
+      for (const path of ['/chat/completions', '/completions']) {
+        const res = await postRaw(gw.base, path, body);
+        expect(res.status).toBe(400);
+      }
+    }
+    expect((await postRaw(gw.base, '/completions', 'abc', 'text/plain')).status).toBe(400);
+    expect(logged.filter((l) => l.includes('ignoring'))).toEqual([]);
+  });
+});
