@@ -1,5 +1,6 @@
 import type { Completion, FinishReason, SamplingParams } from '../domain/types';
 import type { TextTokenizer } from '../model/tokenizer-types';
+import { decodeWhole } from '../model/whole-characters';
 import type { RowControl } from './row-control';
 import { type SamplerScratch, finishReason, sampleToken, tokenLogprob, tokenStats, topLogprobs } from './sampling';
 
@@ -62,7 +63,8 @@ export class GenerationRow {
     if (constraint) this.text = tokenizer.decode(this.tokenIds);
     if (params.topLogprobs) this.topLogprobs.push(topLogprobs(logits, offset, V, params.temperature, params.topLogprobs));
     this.entropy.push(stats.entropy);
-    const text = params.stop.length > 0 && token !== tokenizer.eosId ? tokenizer.decode(this.tokenIds) : undefined;
+    // Stop strings match whole characters only: half a character's U+FFFD is not text yet.
+    const text = params.stop.length > 0 && token !== tokenizer.eosId ? decodeWhole(tokenizer, this.tokenIds) : undefined;
     this.finish = finishReason({
       token,
       eosId: tokenizer.eosId,

@@ -8,6 +8,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { TextTokenizer } from '../model/tokenizer-types';
+import { decodeWhole } from '../model/whole-characters';
 import type { AssistantTurn } from './chat-template';
 import { GatewayError } from './errors';
 
@@ -58,7 +59,9 @@ export class ChatStream {
     c.tops.push(top);
     // The end-of-sequence token is no content (its logprob goes out with the finish chunk).
     if (c.held || tokenId === this.init.tokenizer.eosId) return;
-    const text = this.init.tokenizer.decode(c.ids);
+    // A token that ends inside a UTF-8 character decodes to U+FFFD until the rest of it arrives: that
+    // is no text yet, neither to send nor to hold against (a stop string's last character may be it).
+    const text = decodeWhole(this.init.tokenizer, c.ids);
     let safe = text.length;
     for (const h of this.init.holds) {
       const at = text.indexOf(h, c.sent);
@@ -68,8 +71,6 @@ export class ChatStream {
       }
     }
     if (!c.held) safe -= heldSuffix(text, this.init.holds);
-    // A token that ends inside a UTF-8 character decodes to U+FFFD until the rest of it arrives.
-    while (safe > c.sent && text[safe - 1] === '\uFFFD') safe--;
     if (safe > c.sent) this.content(k, text.slice(c.sent, safe));
   }
 

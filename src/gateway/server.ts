@@ -21,8 +21,10 @@ import type { Timeline } from '../timeline/types';
 import { calcCallConstraint } from './calc-constraint';
 import { ChatStream } from './chat-stream';
 import { readAssistantTurn, renderChat, toolMode } from './chat-template';
+import { bodyTooLarge, DRAINED_BODY_LIMIT, limitBody } from './body-limit';
 import { GatewayError } from './errors';
 import { cutAtStop } from './stop-strings';
+import { decodeWhole } from '../model/whole-characters';
 import { PAD_TOKEN } from '../model/tokenizer';
 import { checkEpisodeId } from './episode-ids';
 import { MAX_PROMPTS_PER_REQUEST, MAX_REQUESTED_TOKENS, parseChatRequest, parseCompletionRequest, unknownFields } from './requests';
@@ -44,7 +46,12 @@ export interface GatewayOptions {
   recorder?: TimelineRecorder;
   /** Where notices go (a request field ignored, once per field); default console.warn. */
   log?: (line: string) => void;
+  /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
 }
+
+/** The documented 30 s a client has to send its request (docs/gateway.md). */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 const EPISODE_HEADER = 'x-episode-id';
 const AGENT_HEADER = 'x-agent-name';
@@ -52,9 +59,23 @@ const CALC_CLOSE = TOOL_CALL_CLOSE;
 const CALL_OPEN = TOOL_CALL_OPEN;
 
 export function createGateway(opts: GatewayOptions): FastifyInstance {
-  // A client gets 30 s to send its whole request (a slow or stalled body cannot hold a socket for
-  // Node's default 5 minutes); closing the gateway closes open connections instead of waiting on them.
-  const app = Fastify({ logger: false, bodyLimit: 4 << 20, requestTimeout: 30_000, forceCloseConnections: true });
+  // A client gets 30 s to send its headers and its whole request, and a connection that sends nothing
+  // for 30 s (before its first request or after a response) is closed. Node checks the first two only
+  // every connectionsCheckingInterval (30 s by default, so a 30 s timeout fired after up to 60 s, and
+  // 89 s was seen): every second here, or a quarter of a shorter timeout. A generation may take longer:
+  // once the request is in, the timeout no longer counts. Closing the gateway closes open connections
+  // instead of waiting on them.
+  const timeout = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const app = Fastify({
+    logger: false,
+    // BODY_LIMIT is enforced by limitBody (a 413 once the body has come); fastify's own limit, which
+    // answers while the body still arrives, only past what limitBody would read.
+    bodyLimit: DRAINED_BODY_LIMIT,
+    requestTimeout: timeout,
+    keepAliveTimeout: timeout,
+    http: { headersTimeout: timeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeout / 4)) },
+    forceCloseConnections: true,
+  });
   const created = () => Math.floor(Date.now() / 1000);
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, _req, reply) => {
@@ -99,6 +120,15 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     }
     return asked ?? room;
   };
+  // A body over the limit is answered once it has come (src/gateway/body-limit.ts); one declared
+  // larger than would be read is refused at once, and its connection closed.
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (Number(req.headers['content-length']) > DRAINED_BODY_LIMIT) {
+      reply.header('connection', 'close');
+      throw bodyTooLarge();
+    }
+    return limitBody(payload);
+  });
   // A bad episode id is refused before anything is generated (it used to fail after, with a 500).
   app.addHook('preHandler', async (req) => {
     const episode = req.headers[EPISODE_HEADER];
@@ -109,7 +139,8 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     if (typeof episode !== 'string' || episode === '' || !opts.recorder) return;
     for (const t of timelines) await opts.recorder(episode, t);
   };
-  // vLLM's leniency: a field this gateway does not know is ignored, and said once per field.
+  // vLLM's leniency: a field this gateway does not know is ignored, and said once per field, when
+  // the request is served (a refused one ignored nothing: its error says what was wrong).
   const ignored = new Set<string>();
   const log = opts.log ?? ((line: string) => console.warn(line));
   const noteUnknown = (body: unknown, kind: 'chat' | 'completion') => {
@@ -120,13 +151,14 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       log(`gateway: ignoring the request field '${f}', which this gateway does not use (said once per field)`);
     }
   };
+  // Stop strings are matched on whole characters, as the engine matched them (src/model/whole-characters.ts).
+  const wholeText = (c: Completion): string => decodeWhole(opts.tokenizer, c.tokenIds, c.text);
   const agentOf = (req: FastifyRequest): string => {
     const a = req.headers[AGENT_HEADER];
     return typeof a === 'string' && a !== '' ? a : 'agent';
   };
 
   app.post('/v1/chat/completions', async (req, reply) => {
-    noteUnknown(req.body, 'chat');
     const body = parseChatRequest(req.body);
     checkModel(body.model);
     if (body.top_logprobs && !body.logprobs) throw new GatewayError(400, 'top_logprobs needs logprobs: true', 'invalid_request_error', 'top_logprobs');
@@ -137,8 +169,15 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     checkLength(body.messages.map((m) => m.content ?? ''), 'messages');
     const chat = renderChat(body.messages);
     const promptIds = opts.tokenizer.encode(chat.text);
+    // System and user messages render verbatim, so empty ones can leave nothing to continue from: a
+    // client's error, as vLLM refuses an empty prompt ("The decoder prompt cannot be empty", a 400).
+    if (promptIds.length === 0) {
+      const last = `messages.${body.messages.length - 1}.content`;
+      throw new GatewayError(400, `${last} is empty and so is every message before it: the prompt has no tokens to continue from`, 'invalid_request_error', last);
+    }
     const maxNewTokens = budget(promptIds.length, body.max_completion_tokens ?? body.max_tokens, body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
     const stop = [...body.stop, ...(tools ? [CALC_CLOSE] : [])];
+    noteUnknown(req.body, 'chat');
     const id = `chatcmpl-${randomUUID()}`;
     const signal = abortOnDisconnect(reply);
     const logprobOf = (t: number, lp: number, top: ReadonlyArray<{ id: number; logprob: number }>) => ({ ...tokenLogprob(opts.tokenizer, t, lp), top_logprobs: top.map((a) => tokenLogprob(opts.tokenizer, a.id, a.logprob)) });
@@ -166,7 +205,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       // own closing tag, when tools are offered, stays for the tool-call parser.
       const visible = (c: Completion): string => {
         if (c.finishReason !== 'stop') return c.text;
-        const user = cutAtStop(c.text, body.stop, body.include_stop_str_in_output);
+        const user = cutAtStop(wholeText(c), body.stop, body.include_stop_str_in_output);
         const call = tools ? c.text.indexOf(CALC_CLOSE) : -1;
         return user.matched !== undefined && (call < 0 || user.text.length < call) ? user.text : c.text;
       };
@@ -199,7 +238,6 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   });
 
   app.post('/v1/completions', async (req, reply) => {
-    noteUnknown(req.body, 'completion');
     const body = parseCompletionRequest(req.body);
     checkModel(body.model);
     if (body.stream) throw new GatewayError(400, 'stream is supported on /v1/chat/completions only', 'invalid_request_error', 'stream');
@@ -217,6 +255,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     const lengths = prompts.map((p) => opts.tokenizer.encode(p).length);
     let maxNewTokens = body.max_tokens;
     for (const n of lengths) maxNewTokens = Math.min(maxNewTokens, budget(n, body.max_tokens, 'max_tokens'));
+    noteUnknown(req.body, 'completion');
     const signal = abortOnDisconnect(reply);
     const outs = await Promise.all(
       prompts.flatMap((p) =>
@@ -237,7 +276,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
       created: created(),
       model: opts.model,
       choices: outs.map((c, k) => {
-        const cut = c.finishReason === 'stop' ? cutAtStop(c.text, body.stop, body.include_stop_str_in_output) : { text: c.text };
+        const cut = c.finishReason === 'stop' ? cutAtStop(wholeText(c), body.stop, body.include_stop_str_in_output) : { text: c.text };
         return {
           index: k,
           text: cut.text,
