@@ -10,6 +10,7 @@ import { initWeights } from '../../src/model/init';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { DATA_DIR } from '../../src/paths';
 import { startVllm, type RunningVllm } from './vllm-server';
+import { writeNewModel } from './new-model';
 
 export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: number } = {}): Promise<RunningVllm | undefined> {
   const o = config.inference.openai;
@@ -22,7 +23,7 @@ export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: numbe
   const logFile = path.join(DATA_DIR, 'logs', 'vllm.log');
   console.log(`starting vLLM on ${url.origin} for the RL rollouts (about a minute; log ${path.relative(process.cwd(), logFile)})`);
   return startVllmForModel(config.model, config.seed, {
-    dir: path.join(DATA_DIR, 'vllm-initial', `${m.dModel}x${m.nLayers}x${m.nHeads}x${m.dFf}x${m.maxSeq}`),
+    dir: path.join(DATA_DIR, 'vllm-initial', `${m.arch ?? 'gpt2'}-${m.dModel}x${m.nLayers}x${m.nHeads}x${m.nKvHeads ?? m.nHeads}x${m.dFf}x${m.maxSeq}`),
     port: Number(url.port || 80),
     servedModelName: o.model,
     logFile,
@@ -36,7 +37,9 @@ export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: numbe
  */
 export function startVllmForModel(model: RunConfig['model'], seed: number, o: { dir: string; port: number; servedModelName: string; logFile: string; nice?: number }): Promise<RunningVllm> {
   const tok = loadTokenizer();
-  const shape = { ...model, vocabSize: tok.vocabSize };
-  const dir = writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok });
+  const { dModel, nLayers, nHeads, dFf, maxSeq } = model;
+  const shape = { dModel, nLayers, nHeads, dFf, maxSeq, vocabSize: tok.vocabSize };
+  // GPT-2 written by the TypeScript export; Qwen3 and Llama by the torch worker's code.
+  const dir = (model.arch ?? 'gpt2') === 'gpt2' ? writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok }) : writeNewModel(model, seed, o.dir);
   return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile, ...(o.nice ? { nice: o.nice } : {}) });
 }

@@ -27,6 +27,13 @@ export interface GptConfig {
   nHeads: number;
   /** Hidden width of the MLP; 4·dModel by convention. */
   dFf: number;
+  /**
+   * Engine configs of exported Qwen3 / Llama policies (src/model/llama-onnx.ts) carry their
+   * architecture and head size (which need not be dModel / nHeads there); the embedded policy's
+   * GPT-2 has neither.
+   */
+  arch?: 'qwen3' | 'llama';
+  headDim?: number;
 }
 
 export const LAYER_NORM_EPS = 1e-5;
@@ -34,6 +41,7 @@ export const LAYER_NORM_EPS = 1e-5;
 export const MASK_VALUE = -1e9;
 
 export function headDim(cfg: GptConfig): number {
+  if (cfg.headDim !== undefined) return cfg.headDim;
   if (cfg.dModel % cfg.nHeads !== 0) {
     throw new RangeError(`dModel ${cfg.dModel} is not divisible by nHeads ${cfg.nHeads}`);
   }

@@ -1,7 +1,8 @@
 /**
  * The torch trainer's checkpoints, read on the TypeScript side: a manifest blob (kind hf-checkpoint,
  * python/durable_rl_torch/checkpoints.py) naming the blobs of a Hugging Face directory's files. The
- * embedded engine serves a GPT-2 one by exporting it to ONNX (importHf, then exportOnnx); weights sync
+ * embedded engine serves one by exporting it to ONNX (GPT-2: importHf then exportOnnx; Qwen3 and Llama:
+ * exportLlamaOnnx); weights sync
  * writes its files into a directory vLLM reads.
  */
 import { getJson, type BlobStore } from '../store/blob-store';
@@ -9,6 +10,8 @@ import type { BlobRef } from '../domain/types';
 import type { WeightsInfo } from '../contracts/weights';
 import { HfFormatError, importHf } from './hf-export';
 import { exportOnnx } from './onnx-export';
+import { exportLlamaOnnx, readLlamaConfig } from './llama-onnx';
+import { decodeSafetensors } from './safetensors';
 
 export const HF_CHECKPOINT_KIND = 'hf-checkpoint';
 const FORMAT = 'durable-rl/hf-checkpoint/1';
@@ -47,6 +50,11 @@ export async function onnxOfWeights(store: BlobStore, weights: WeightsInfo): Pro
     return ref;
   };
   const configJson = new TextDecoder().decode(await store.get(file('config.json')));
+  const meta = { weight_version: String(weights.version), step: String(m.step) };
+  const raw = JSON.parse(configJson) as Record<string, unknown>;
+  if (raw.model_type === 'qwen3' || raw.model_type === 'llama') {
+    return exportLlamaOnnx(readLlamaConfig(raw), decodeSafetensors(await store.get(file('model.safetensors'))).tensors, meta);
+  }
   const { config, weights: w } = importHf(configJson, await store.get(file('model.safetensors')));
-  return exportOnnx(config, w, { weight_version: String(weights.version), step: String(m.step) });
+  return exportOnnx(config, w, meta);
 }

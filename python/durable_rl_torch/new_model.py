@@ -1,0 +1,39 @@
+"""`python -m durable_rl_torch.new_model --model '<model.* JSON>' --seed N --out DIR`: a randomly initialised
+policy of a run's architecture over the project's tokenizer, as a Hugging Face directory. The main job
+starts vLLM on one (a placeholder of the run's shape, replaced by the run's weights before every
+rollout); tests make Qwen3 and Llama policies with it."""
+import argparse
+import json
+from pathlib import Path
+
+from .checkpoints import full_model_files
+from .contracts import ModelConfig, parse
+from .models import hf_config, new_model
+
+
+def write_new_model(model: ModelConfig, seed: int, out: Path) -> Path:
+    files = full_model_files(new_model(hf_config(model), seed))
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    if out.exists():
+        for p in out.iterdir():
+            p.unlink()
+        out.rmdir()
+    tmp.rename(out)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="new_model", description=__doc__)
+    parser.add_argument("--model", required=True, help="the run config's model section as JSON")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    model = parse(ModelConfig, json.loads(args.model), "model")
+    print(write_new_model(model, args.seed, Path(args.out)))
+
+
+if __name__ == "__main__":
+    main()
