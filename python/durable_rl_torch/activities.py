@@ -1,7 +1,12 @@
 """The training activities on the torch worker's task queue: the same names and JSON payloads as the
 tfjs trainer's (activities/training.ts). Synchronous functions, run one at a time in the worker's thread
 pool, heartbeating between stages and micro-batches, so a cancel or a kill is seen within the heartbeat
-timeout. Every result is named in the blob store once: a retried activity finds its own result."""
+timeout. Every result is named in the blob store once: a retried activity finds its own result.
+
+Every named result (checkpoints, SFT chunks, RL steps, published weights) is keyed by what it was made
+from as well as by its name (named_results.py, made_from.py), as the tfjs trainer's are: a start under
+a workflow id whose results were made from other inputs (a source run that trained further since) is
+refused with a ConfigError naming what differs, instead of being handed the other start's result."""
 from __future__ import annotations
 
 import contextlib
@@ -17,8 +22,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, CancelledError
 
 from . import names
-from .blob_store import BlobRef, BlobStore, get_json, once_by_name, put_json
-from .checkpoints import MANIFEST_KIND, TS_KIND, Policy, full_model_files, load_policy, read_manifest, save_policy
+from .blob_store import BlobRef, BlobStore, get_json, put_json
+from .checkpoints import MANIFEST_KIND, TS_KIND, Policy, full_model_files, load_policy, read_manifest, store_policy
 from .contracts import (
     CheckpointFromHfInput,
     CheckpointFromRunInput,
@@ -35,7 +40,18 @@ from .contracts import (
     parse,
 )
 from .grpo import run_grpo_update
+from .made_from import (
+    copied_checkpoint_inputs,
+    init_policy_inputs,
+    publish_inputs,
+    published_before_records,
+    refuse_other_inputs,
+    rl_step_inputs,
+    same_bytes,
+    sft_chunk_inputs,
+)
 from .models import Placement, hf_config, max_positions, model_shape, new_model, placement, shape_mismatch, tokenizer_files, with_new_adapter
+from .named_results import MadeFrom, NamedResultSpec, named_result, once_by_name
 from .sft import run_sft_chunk
 from .trainer import AdamW
 from .ts_checkpoint import GptConfig, decode_checkpoint, init_weights
@@ -96,10 +112,21 @@ class TrainingActivities:
         except (ValueError, KeyError) as err:
             raise bad_input(f"checkpoint {info.name}: {err}") from None
 
-    def _save(self, run_id: str, policy: Policy) -> CheckpointInfo:
-        info = save_policy(self.store, run_id, policy)
-        self._kept = (info.ref.sha256, policy)
+    def _save(self, run_id: str, policy: Policy, made_from: MadeFrom, exact: bool = False) -> CheckpointInfo:
+        """Stores the policy and names it run_id's checkpoint at its step, made from `made_from`."""
+        mine = store_policy(self.store, policy)
+        info = self._name_checkpoint(run_id, policy.step, mine, made_from, exact)
+        # Kept in memory only if it is what the name holds (an earlier attempt's may differ in its last bits).
+        self._kept = (mine.sha256, policy) if info.ref == mine else None
         return info
+
+    def _name_checkpoint(self, run_id: str, step: int, mine: BlobRef, made_from: MadeFrom, exact: bool) -> CheckpointInfo:
+        """`exact`: the checkpoint follows from its inputs byte for byte (an initialisation, a copy), so one named
+        before made-from records is adopted only if it is the same blob; a trained one is adopted as it is (a
+        retry, after the upgrade, of an attempt that crashed after naming it)."""
+        name = names.checkpoint(run_id, step)
+        spec = NamedResultSpec(name, f"checkpoint step {step} of workflow id '{run_id}'", made_from, (lambda held: same_bytes(held, mine, "checkpoint")) if exact else None)
+        return CheckpointInfo(name=name, ref=named_result(self.store, spec, lambda: mine), step=step)
 
     # ---- activities ----
 
@@ -118,12 +145,15 @@ class TrainingActivities:
         else:
             model = new_model(cfg, inp.seed).to(where.device)
         heartbeat("initialised")
-        info = self._save(inp.runId, Policy(model, 0, None))
+        # Deterministic init: a retry stores the same bytes, and one named before records is adopted only if it is them.
+        with refuse_other_inputs():
+            info = self._save(inp.runId, Policy(model, 0, None), init_policy_inputs(raw, inp), exact=True)
         return {"checkpoint": dump(info), "backend": backend_label(where), "parameters": parameter_count(model)}
 
     @activity.defn(name="trainSft")
     def train_sft(self, raw: dict[str, Any]) -> dict[str, Any]:
         inp: TrainSftInput = parsed(TrainSftInput, raw)
+        made_from = sft_chunk_inputs(raw, inp)
 
         def compute() -> dict[str, Any]:
             where = placement(inp.trainer)
@@ -138,16 +168,19 @@ class TrainingActivities:
                     on_step=lambda step, loss: heartbeat({"step": step, "loss": loss}), max_trained_tokens=inp.maxTrainedTokens,
                 )
                 step = max(inp.toStep, policy.step) if inp.maxTrainedTokens is None else chunk.last_step
-                info = self._save(inp.runId, Policy(policy.model, step, optim.state()))
+                info = self._save(inp.runId, Policy(policy.model, step, optim.state()), made_from)
             return {"checkpoint": dump(info), "losses": chunk.losses, "tokensPerSec": round(chunk.tokens_per_sec), "trainedTokens": chunk.trained_tokens}
 
-        return once_by_name(self.store, names.sft_chunk(inp.runId, inp.toStep), "sft-chunk", compute)
+        spec = NamedResultSpec(names.sft_chunk(inp.runId, inp.toStep), f"SFT chunk to step {inp.toStep} of workflow id '{inp.runId}'", made_from)
+        with refuse_other_inputs():
+            return once_by_name(self.store, spec, "sft-chunk", compute)
 
     @activity.defn(name="trainGrpo")
     def train_grpo(self, raw: dict[str, Any]) -> dict[str, Any]:
         inp: TrainGrpoInput = parsed(TrainGrpoInput, raw)
         if (inp.rl.useKlLoss or inp.rl.useKlInReward) and inp.reference is None:
             raise bad_input("rl.useKlLoss and rl.useKlInReward need a reference policy, but trainGrpo got no reference checkpoint (TrainGrpoInput.reference)")
+        made_from = rl_step_inputs(raw, inp)
 
         def compute() -> dict[str, Any]:
             where = placement(inp.trainer)
@@ -173,10 +206,12 @@ class TrainingActivities:
                     progress=lambda p: heartbeat({"step": inp.step, **p}),
                 )
                 self._write_rollout_record(inp, all_samples, kept, update.per_sample)
-                info = self._save(inp.runId, Policy(policy.model, inp.step, optim.state(), policy.base_files))
+                info = self._save(inp.runId, Policy(policy.model, inp.step, optim.state(), policy.base_files), made_from)
             return {**update.numbers, "checkpoint": dump(info)}
 
-        return once_by_name(self.store, names.rl_step(inp.runId, inp.step), "rl-step", compute)
+        spec = NamedResultSpec(names.rl_step(inp.runId, inp.step), f"RL step {inp.step} of workflow id '{inp.runId}'", made_from)
+        with refuse_other_inputs():
+            return once_by_name(self.store, spec, "rl-step", compute)
 
     def _base_files(self, info: CheckpointInfo, policy: Policy) -> dict[str, BlobRef]:
         """The frozen base of a new LoRA adapter: the checkpoint's own files (stored again only when it is a tfjs checkpoint)."""
@@ -250,8 +285,9 @@ class TrainingActivities:
         found = self._shape_of(ref)
         refuse_other_shape("init.fromRun", inp.model, found, f"'{inp.fromRun}'")
         # The same blob under this run's name: both trainers read either format.
-        name = names.checkpoint(inp.runId, step)
-        return dump(CheckpointInfo(name=name, ref=self.store.name_if_absent(name, ref), step=step))
+        made_from = copied_checkpoint_inputs("checkpointFromRun", ref, f"step {step} of workflow id '{inp.fromRun}'")
+        with refuse_other_inputs():
+            return dump(self._name_checkpoint(inp.runId, step, ref, made_from, exact=True))
 
     def _shape_of(self, ref: BlobRef) -> ModelConfig:
         if ref.kind == TS_KIND:
@@ -292,22 +328,21 @@ class TrainingActivities:
         for fname, data in tokenizer_files(max_positions(cfg)).items():
             files[fname] = self.store.put(data, "hf-file").to_json()
         ref = put_json(self.store, {"format": "durable-rl/hf-checkpoint/1", "step": 0, "files": dict(sorted(files.items()))}, MANIFEST_KIND)
-        name = names.checkpoint(inp.runId, 0)
-        return dump(CheckpointInfo(name=name, ref=self.store.name_if_absent(name, ref), step=0))
+        with refuse_other_inputs():
+            return dump(self._name_checkpoint(inp.runId, 0, ref, copied_checkpoint_inputs("checkpointFromHf", ref, f"step 0 of {inp.dir}"), exact=True))
 
     @activity.defn(name="publishWeights")
     def publish_weights(self, raw: dict[str, Any]) -> dict[str, Any]:
         inp: PublishWeightsInput = parsed(PublishWeightsInput, raw)
-        name = names.weights(inp.runId, inp.version)
-        ref = self.store.get_name(name)
+        if inp.checkpoint.ref.kind != MANIFEST_KIND:
+            raise bad_input(f"publishWeights: {inp.checkpoint.name} is a tfjs checkpoint; the torch worker publishes its own (kind {MANIFEST_KIND})")
+        m = read_manifest(self.store, inp.checkpoint.ref)
         heartbeat("read")
-        if ref is None:
-            if inp.checkpoint.ref.kind != MANIFEST_KIND:
-                raise bad_input(f"publishWeights: {inp.checkpoint.name} is a tfjs checkpoint; the torch worker publishes its own (kind {MANIFEST_KIND})")
-            m = read_manifest(self.store, inp.checkpoint.ref)
-            # The weights alone: what a server loads, without Adam's moments.
-            weights = {k: v for k, v in m.items() if k != "optimizer"}
-            ref = self.store.name_if_absent(name, put_json(self.store, weights, MANIFEST_KIND))
+        # The weights alone: what a server loads, without Adam's moments (a small manifest, so made before the claim).
+        mine = put_json(self.store, {k: v for k, v in m.items() if k != "optimizer"}, MANIFEST_KIND)
+        spec = NamedResultSpec(names.weights(inp.runId, inp.version), f"published weights v{inp.version} of workflow id '{inp.runId}'", publish_inputs(inp.checkpoint), published_before_records(self.store, mine, inp.checkpoint))
+        with refuse_other_inputs():
+            ref = named_result(self.store, spec, lambda: mine)
         self.store.set_name(names.latest_weights(inp.runId), ref)
         return dump(WeightsInfo(version=inp.version, step=inp.checkpoint.step, hf=ref))
 

@@ -5,7 +5,8 @@ Layout under a folder (or an S3 bucket/prefix):
   names/<name>.json                  a BlobRef as JSON ({"sha256", "bytes", "kind"})
 
 Blobs are written once per content; a name is created only if absent (name_if_absent), which is what
-makes "write the checkpoint of step N" happen exactly once across retried activities.
+makes "write the checkpoint of step N" happen exactly once across retried activities. Results are named
+through named_results.py, which keys each name by what it was made from.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any, Protocol
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -255,20 +256,6 @@ def put_json(store: BlobStore, value: Any, kind: str) -> BlobRef:
 
 def get_json(store: BlobStore, ref: BlobRef) -> Any:
     return json.loads(store.get(ref))
-
-
-T = TypeVar("T")
-
-
-def once_by_name(store: BlobStore, name: str, kind: str, compute: Callable[[], Any]) -> Any:
-    """src/store/blob-store.ts onceByName: an earlier attempt's result under `name`, else compute, store, name it."""
-    done = store.get_name(name)
-    if done is not None:
-        return get_json(store, done)
-    value = compute()
-    mine = put_json(store, value, kind)
-    stored = store.name_if_absent(name, mine)
-    return value if stored.sha256 == mine.sha256 else get_json(store, stored)
 
 
 def store_from_spec(spec: str, endpoint: str | None = None, region: str | None = None, path_style: bool | None = None) -> BlobStore:

@@ -22,7 +22,6 @@ import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
-from . import names
 from .blob_store import BlobRef, BlobStore, get_json, put_json
 from .contracts import CheckpointInfo, TrainerConfig
 from .models import Placement, hf_config, load_pretrained, max_positions, tokenizer_files
@@ -161,8 +160,9 @@ def _adapter_files(model: torch.nn.Module) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file() and p.name != "README.md"}
 
 
-def save_policy(store: BlobStore, run_id: str, policy: Policy, with_optimizer: bool = True) -> CheckpointInfo:
-    """Stores the policy as run_id's checkpoint at policy.step (named once: a retry finds the first write)."""
+def store_policy(store: BlobStore, policy: Policy, with_optimizer: bool = True) -> BlobRef:
+    """Stores the policy's files and manifest (content-addressed, unnamed): the activities name it as a
+    run's checkpoint through named_results, keyed by what it was made from."""
     manifest: dict[str, Any] = {"format": FORMAT, "step": policy.step}
     if policy.base_files is not None:
         manifest["files"] = {k: r.to_json() for k, r in policy.base_files.items()}
@@ -174,7 +174,4 @@ def save_policy(store: BlobStore, run_id: str, policy: Policy, with_optimizer: b
         tensors.update({f"v.{k}": t.detach().to("cpu", torch.float32).contiguous() for k, t in policy.adam["v"].items()})
         moments = store.put(save_safetensors(tensors, metadata={"format": "pt"}), "adam-state")
         manifest["optimizer"] = {"moments": moments.to_json(), "step": policy.adam["step"], **ADAM_DEFAULTS}
-    ref = put_json(store, manifest, MANIFEST_KIND)
-    name = names.checkpoint(run_id, policy.step)
-    held = store.name_if_absent(name, ref)
-    return CheckpointInfo(name=name, ref=held, step=policy.step)
+    return put_json(store, manifest, MANIFEST_KIND)

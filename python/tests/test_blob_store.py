@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from durable_rl_torch.blob_store import BlobCorruptError, BlobNotFoundError, BlobRef, FsBlobStore, once_by_name, put_json
+from durable_rl_torch.blob_store import BlobCorruptError, BlobNotFoundError, BlobRef, FsBlobStore
 
 
 def test_layout_is_the_typescript_stores(tmp_path):
@@ -39,11 +39,3 @@ def test_corrupt_and_missing_blobs_are_named(tmp_path):
     with pytest.raises(ValueError):
         store.set_name("../escape", ref)
 
-
-def test_once_by_name_returns_the_first_result(tmp_path):
-    store = FsBlobStore(tmp_path)
-    calls = []
-    first = once_by_name(store, "r/step", "k", lambda: calls.append(1) or {"v": 1})
-    again = once_by_name(store, "r/step", "k", lambda: calls.append(2) or {"v": 2})
-    assert first == again == {"v": 1} and calls == [1]
-    assert put_json(store, {"v": 1}, "k") == store.get_name("r/step")

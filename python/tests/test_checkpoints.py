@@ -2,7 +2,8 @@
 import torch
 
 from durable_rl_torch.blob_store import FsBlobStore, get_json
-from durable_rl_torch.checkpoints import Policy, load_policy, save_policy, write_dir
+from durable_rl_torch.checkpoints import Policy, load_policy, store_policy, write_dir
+from durable_rl_torch.contracts import CheckpointInfo
 from durable_rl_torch.contracts import LoraConfig
 from durable_rl_torch.models import load_pretrained, with_new_adapter
 from durable_rl_torch.trainer import AdamW, train_step
@@ -16,6 +17,10 @@ def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
+def save(store, policy: Policy) -> CheckpointInfo:
+    return CheckpointInfo(name=f"ckpt-{policy.step}", ref=store_policy(store, policy), step=policy.step)
+
+
 def one_step(model: torch.nn.Module) -> AdamW:
     opt = AdamW(model, 1e-2, 1.0)
     train_step(model, PgBatch(tokens=[[3, 4, 5, 6]], loss_mask=[[0, 1, 1, 1]]), opt, 1e-2, max_seq=64, where=CPU)
@@ -26,13 +31,13 @@ def test_a_full_checkpoint_round_trips_with_its_optimizer(tmp_path):
     store = FsBlobStore(tmp_path)
     model = tiny_model("qwen3")
     opt = one_step(model)
-    info = save_policy(store, "run", Policy(model, 7, opt.state()))
-    assert info.name == "runs/run/ckpt/step-000007" and info.ref.kind == "hf-checkpoint"
+    info = save(store, Policy(model, 7, opt.state()))
+    assert info.ref.kind == "hf-checkpoint"
     again = load_policy(store, info, CPU, None)
     assert again.step == 7 and same_weights(again.model, model)
     assert again.adam["step"] == 1 and all(torch.equal(again.adam["m"][k], v) for k, v in opt.state()["m"].items())
-    # Saved again at the same step: the name keeps the first checkpoint (a retry finds its own result).
-    assert save_policy(store, "run", Policy(tiny_model("qwen3", seed=9), 7, None)).ref == info.ref
+    # The same policy stores the same manifest (content-addressed: a retry writes no new bytes).
+    assert store_policy(store, Policy(model, 7, opt.state())) == info.ref
     # The directory loads in transformers as it is.
     assert same_weights(load_pretrained(write_dir(store, info.ref, tmp_path / "dir"), CPU), model)
 
@@ -40,14 +45,14 @@ def test_a_full_checkpoint_round_trips_with_its_optimizer(tmp_path):
 def test_a_lora_checkpoint_keeps_its_base_by_reference_and_merges_for_export(tmp_path):
     store = FsBlobStore(tmp_path)
     base = tiny_model("qwen3")
-    base_info = save_policy(store, "run", Policy(base, 0, None))
+    base_info = save(store, Policy(base, 0, None))
     manifest = get_json(store, base_info.ref)
     from durable_rl_torch.blob_store import BlobRef
 
     files = {k: BlobRef.from_json(r) for k, r in manifest["files"].items()}
     peft_model = with_new_adapter(load_policy(store, base_info, CPU, None).model, LoraConfig(rank=4, alpha=8), seed=1)
     opt = one_step(peft_model)
-    info = save_policy(store, "run", Policy(peft_model, 1, opt.state(), files))
+    info = save(store, Policy(peft_model, 1, opt.state(), files))
     m = get_json(store, info.ref)
     assert m["files"] == manifest["files"] and sorted(m["adapter"]) == ["adapter_config.json", "adapter_model.safetensors"]
     assert all(k.endswith(("lora_A.default.weight", "lora_B.default.weight")) for k in opt.state()["m"])
