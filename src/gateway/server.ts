@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Completion, SamplingParams } from '../domain/types';
 import type { CompleteOptions } from '../engine/batcher';
 import { GenerationAbortedError } from '../engine/row-control';
@@ -21,8 +21,9 @@ import type { Timeline } from '../timeline/types';
 import { calcCallConstraint } from './calc-constraint';
 import { ChatStream } from './chat-stream';
 import { readAssistantTurn, renderChat, toolMode } from './chat-template';
-import { bodyTooLarge, DRAINED_BODY_LIMIT, limitBody } from './body-limit';
+import { BODY_LIMIT } from './body-limit';
 import { GatewayError } from './errors';
+import { createHttpServer } from './http-server';
 import { cutAtStop } from './stop-strings';
 import { decodeWhole } from '../model/whole-characters';
 import { PAD_TOKEN } from '../model/tokenizer';
@@ -46,12 +47,9 @@ export interface GatewayOptions {
   recorder?: TimelineRecorder;
   /** Where notices go (a request field ignored, once per field); default console.warn. */
   log?: (line: string) => void;
-  /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS). */
+  /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS, http-server.ts). */
   requestTimeoutMs?: number;
 }
-
-/** The documented 30 s a client has to send its request (docs/gateway.md). */
-export const REQUEST_TIMEOUT_MS = 30_000;
 
 const EPISODE_HEADER = 'x-episode-id';
 const AGENT_HEADER = 'x-agent-name';
@@ -59,35 +57,15 @@ const CALC_CLOSE = TOOL_CALL_CLOSE;
 const CALL_OPEN = TOOL_CALL_OPEN;
 
 export function createGateway(opts: GatewayOptions): FastifyInstance {
-  // A client gets 30 s to send its headers and its whole request, and a connection that sends nothing
-  // for 30 s (before its first request or after a response) is closed. Node checks the first two only
-  // every connectionsCheckingInterval (30 s by default, so a 30 s timeout fired after up to 60 s, and
-  // 89 s was seen): every second here, or a quarter of a shorter timeout. A generation may take longer:
-  // once the request is in, the timeout no longer counts. Closing the gateway closes open connections
-  // instead of waiting on them.
-  const timeout = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-  const app = Fastify({
-    logger: false,
-    // BODY_LIMIT is enforced by limitBody (a 413 once the body has come); fastify's own limit, which
-    // answers while the body still arrives, only past what limitBody would read.
-    bodyLimit: DRAINED_BODY_LIMIT,
-    requestTimeout: timeout,
-    keepAliveTimeout: timeout,
-    http: { headersTimeout: timeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeout / 4)) },
-    forceCloseConnections: true,
+  // The documented request timeout and 4 MiB body limit, enforced as http-server.ts says.
+  const app = createHttpServer({
+    bodyLimit: BODY_LIMIT,
+    requestTimeoutMs: opts.requestTimeoutMs,
+    // nginx's "client closed request": nobody reads it, but the log and the metrics say what happened.
+    knownError: (err) => (err instanceof GenerationAbortedError ? new GatewayError(499, 'the client closed the request; its generation was cancelled') : undefined),
   });
   const created = () => Math.floor(Date.now() / 1000);
 
-  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, _req, reply) => {
-    // nginx's "client closed request": nobody reads it, but the log and the metrics say what happened.
-    if (err instanceof GenerationAbortedError) return reply.status(499).send(new GatewayError(499, 'the client closed the request; its generation was cancelled').toJSON());
-    if (err instanceof GatewayError) return reply.status(err.status).send(err.toJSON());
-    // Fastify's own 4xx (malformed JSON, wrong content type, body too large) keep their status.
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.status(err.statusCode).send(new GatewayError(err.statusCode, `invalid request: ${err.message}`).toJSON());
-    }
-    return reply.status(500).send(new GatewayError(500, `internal error: ${err.message}`, 'server_error').toJSON());
-  });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(new GatewayError(404, `no route ${req.method} ${req.url}`, 'not_found_error', null, 'unknown_url').toJSON());
   });
@@ -120,15 +98,6 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
     }
     return asked ?? room;
   };
-  // A body over the limit is answered once it has come (src/gateway/body-limit.ts); one declared
-  // larger than would be read is refused at once, and its connection closed.
-  app.addHook('preParsing', async (req, reply, payload) => {
-    if (Number(req.headers['content-length']) > DRAINED_BODY_LIMIT) {
-      reply.header('connection', 'close');
-      throw bodyTooLarge();
-    }
-    return limitBody(payload);
-  });
   // A bad episode id is refused before anything is generated (it used to fail after, with a 500).
   app.addHook('preHandler', async (req) => {
     const episode = req.headers[EPISODE_HEADER];

@@ -20,11 +20,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { captureTimeline } from '../timeline/capture';
 import type { Timeline } from '../timeline/types';
 import { checkEpisodeId } from './episode-ids';
 import { GatewayError } from './errors';
+import { createHttpServer } from './http-server';
 import type { TimelineRecorder } from './server';
 import { chatBoundaries, inParallel, promptMessages, upstreamTokens } from './upstream-split';
 import { engineCalls, isEmptyChunk, isObject, recordingRequest, StreamedCalls, stripUnasked, type Asked, type EngineCall, type Endpoint, type JsonObject } from './upstream-tokens';
@@ -36,7 +37,12 @@ export interface RecordingProxyOptions {
   recorder: TimelineRecorder;
   /** Notices (once per kind): default console.warn. */
   log?: (line: string) => void;
+  /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS, http-server.ts). */
+  requestTimeoutMs?: number;
 }
+
+/** The largest request body forwarded (docs/gateway.md): a real model's context and images need more than the embedded gateway's 4 MiB. */
+export const PROXY_BODY_LIMIT = 16 << 20;
 
 const EPISODE_HEADER = 'x-episode-id';
 const AGENT_HEADER = 'x-agent-name';
@@ -66,16 +72,10 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
     said.add(key);
     log(line);
   };
-  // As the gateway: 30 s to send a request (not to be answered), open connections closed on close.
-  const app = Fastify({ logger: false, bodyLimit: 16 << 20, requestTimeout: 30_000, forceCloseConnections: true });
+  // As the gateway: the documented request timeout, and a body over the limit a 413 once it has come
+  // (http-server.ts); open connections closed on close.
+  const app = createHttpServer({ bodyLimit: PROXY_BODY_LIMIT, requestTimeoutMs: opts.requestTimeoutMs });
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
-    if (err instanceof GatewayError) return reply.status(err.status).send(err.toJSON());
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.status(err.statusCode).send(new GatewayError(err.statusCode, `invalid request: ${err.message}`).toJSON());
-    }
-    return reply.status(500).send(new GatewayError(500, `internal error: ${err.message}`, 'server_error').toJSON());
-  });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(new GatewayError(404, `no route ${req.method} ${req.url} (this proxy forwards /health, /v1/models, /v1/chat/completions and /v1/completions)`, 'not_found_error', null, 'unknown_url').toJSON());
   });

@@ -6,9 +6,6 @@
  * log for bodies already refused. The stop cases run on the policy `npm run gateway` serves without
  * --from-run (the default shape, initWeights seed 1), where they were found.
  */
-import { execFile } from 'node:child_process';
-import net from 'node:net';
-import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import type { Completion, SamplingParams } from '../../src/domain/types';
@@ -21,7 +18,7 @@ import { initWeights } from '../../src/model/init';
 import { exportOnnx } from '../../src/model/onnx-export';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { listenGateway } from '../helpers/gateway';
-import { REPO_ROOT } from '../../src/paths';
+import { chunkedChat, declared, oversizedFromAnotherProcess, slowClients } from '../helpers/http-edges';
 
 const tokenizer = loadTokenizer();
 const MODEL = 'durable-rl';
@@ -103,20 +100,6 @@ describe('empty messages', () => {
   });
 });
 
-/** A raw connection to a server: what it answered and when it closed, in ms after connecting (given up after 10 s). */
-function rawConnection(port: number, script: (socket: net.Socket) => void): Promise<{ closedAfter: number; answer: string }> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    let answer = '';
-    const socket = net.connect(port, '127.0.0.1', () => script(socket));
-    const giveUp = setTimeout(() => socket.destroy(), 10_000);
-    socket.on('close', () => clearTimeout(giveUp));
-    socket.on('data', (d) => (answer += d.toString('latin1')));
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve({ closedAfter: performance.now() - t0, answer }));
-  });
-}
-
 describe('the request timeout', () => {
   const TIMEOUT = 2_000;
   let short: Awaited<ReturnType<typeof serve>>;
@@ -141,7 +124,6 @@ describe('the request timeout', () => {
     releaseSlow();
     await short?.app.close();
   });
-  const head = (length: number) => `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
   // The answer comes within the timeout, the server's check interval and Node's extra second for an
   // idle keep-alive connection; 89 s (stalled body), 57 s (slow headers) and more than 75 s (silence)
   // with a 30 s timeout, before.
@@ -155,23 +137,8 @@ describe('the request timeout', () => {
     expect([server.requestTimeout, server.headersTimeout, server.keepAliveTimeout]).toEqual([30_000, 30_000, 30_000]);
   });
 
-  /** A connection that writes `first`, then `drip` every 100 ms until it is closed. */
-  const dribbling = (first: string, drip?: string) =>
-    rawConnection(port, (s) => {
-      s.write(first);
-      if (drip === undefined) return;
-      const timer = setInterval(() => (s.writable ? s.write(drip) : undefined), 100);
-      s.on('close', () => clearInterval(timer));
-    });
-
   it('a stalled body, a body or headers dribbled a byte at a time, silence, and silence after a response each end when the timeout is up', async () => {
-    const [stalled, slowBody, slowHeaders, silent, idle] = await Promise.all([
-      dribbling(`${head(100)}{"model":`),
-      dribbling(head(1_000), ' '),
-      dribbling('POST /v1/chat/completions HTTP/1.1\r\nx-slow: ', 'a'),
-      dribbling(''),
-      dribbling('GET /health HTTP/1.1\r\nhost: x\r\n\r\n'),
-    ]);
+    const { stalled, slowBody, slowHeaders, silent, idle } = await slowClients(port);
     for (const r of [stalled, slowBody, slowHeaders]) expect(r.answer).toMatch(/^HTTP\/1\.1 408/);
     expect(silent.answer).toMatch(/^$|^HTTP\/1\.1 408/);
     expect(idle.answer).toMatch(/^HTTP\/1\.1 200/);
@@ -186,46 +153,16 @@ describe('the request timeout', () => {
   });
 });
 
-/**
- * Posts an oversized chat request from a client process of its own, as agents run, with Node's fetch
- * and with the official openai client (no retries): per try, what each got.
- */
-async function oversizedFromAnotherProcess(base: string, mib: number, tries: number): Promise<Array<{ client: string; status?: number; error?: string; message?: string }>> {
-  const script = `
-    const OpenAI = require('openai').default;
-    const [base, mib, tries] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
-    const messages = [{ role: 'user', content: 'x'.repeat(mib << 20) }];
-    (async () => {
-      const out = [];
-      for (let i = 0; i < tries; i++) {
-        out.push(await fetch(base + '/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '${MODEL}', messages }) })
-          .then(async (r) => ({ client: 'fetch', status: r.status, message: (await r.json()).error?.message }), (e) => ({ client: 'fetch', error: String(e.cause?.code ?? e.message) })));
-        out.push(await new OpenAI({ apiKey: 'none', baseURL: base, maxRetries: 0 }).chat.completions.create({ model: '${MODEL}', messages })
-          .then(() => ({ client: 'openai', status: 200 }), (e) => (e instanceof OpenAI.APIConnectionError ? { client: 'openai', error: e.constructor.name + ': ' + String(e.cause?.cause?.code ?? e.cause?.message) } : { client: 'openai', status: e.status, message: e.message })));
-      }
-      console.log(JSON.stringify(out));
-    })();`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, base, String(mib), String(tries)], { cwd: REPO_ROOT, maxBuffer: 1 << 20 });
-  return JSON.parse(stdout) as Array<{ client: string; status?: number; error?: string; message?: string }>;
-}
-
 describe('a body over the 4 MiB limit', () => {
   it("reaches Node's fetch and the official openai client as a 413, not a broken pipe (EPIPE) or a connection error", async () => {
     // Sizes whose upload outlasts the server's answer: the old gateway closed the socket under them.
-    const answers = [...(await oversizedFromAnotherProcess(gw.base, 5, 2)), ...(await oversizedFromAnotherProcess(gw.base, 24, 4))];
+    const answers = [...(await oversizedFromAnotherProcess(gw.base, MODEL, 5, 2)), ...(await oversizedFromAnotherProcess(gw.base, MODEL, 24, 4))];
     expect(answers.filter((a) => a.status !== 413)).toEqual([]);
     expect(answers[0]!.message).toMatch(/4 MiB/);
   });
 
   it('a chunked body over the limit gets its 413 too, and the gateway serves the next request', async () => {
-    const bytes = new TextEncoder().encode(JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x'.repeat(5 << 20) }] }));
-    const chunked = new ReadableStream<Uint8Array>({
-      start(c) {
-        for (let i = 0; i < bytes.length; i += 64 << 10) c.enqueue(bytes.subarray(i, i + (64 << 10)));
-        c.close();
-      },
-    });
-    const res = await postRaw(gw.base, '/chat/completions', chunked);
+    const res = await postRaw(gw.base, '/chat/completions', chunkedChat(MODEL, 5 << 20));
     expect(res.status).toBe(413);
     expect(((await res.json()) as ErrorBody).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/4 MiB/) });
     expect((await postRaw(gw.base, '/chat/completions', JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Evaluate: 1+2\n' }], max_tokens: 2 }))).status).toBe(200);
@@ -233,7 +170,7 @@ describe('a body over the 4 MiB limit', () => {
 
   it('a body declared larger than the gateway would read is refused at once and its connection closed', async () => {
     const port = Number(new URL(gw.base).port);
-    const r = await rawConnection(port, (s) => s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${100 << 20}\r\n\r\n{`));
+    const r = await declared(port, 100 << 20);
     expect(r.answer).toMatch(/^HTTP\/1\.1 413[^]*connection: close[^]*4 MiB/i);
     expect(r.closedAfter).toBeLessThan(1_000);
   });

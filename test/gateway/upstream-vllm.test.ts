@@ -306,6 +306,44 @@ test("vLLM's errors come back with its status and body, nothing is recorded, and
   await expect(chat(client('x'.repeat(201)), { model: MODEL, messages: [{ role: 'user', content: 'x' }], max_tokens: 2 })).rejects.toMatchObject({ status: 400, param: 'x-episode-id' });
 });
 
+test("empty chats and stop strings are vLLM's to answer: the proxy forwards its 400 for an empty prompt and its cut of a stop string split across byte tokens, plain and streamed alike", async () => {
+  // The embedded gateway's cases of issue 36 (gateway-edges.test.ts): vLLM refuses an empty prompt
+  // itself, and matches stop strings on whole characters; the proxy must change neither.
+  const empty = { model: MODEL, messages: [{ role: 'system' as const, content: '' }, { role: 'user' as const, content: '' }], max_tokens: 2 };
+  const refusal = async (c: OpenAI) => c.chat.completions.create(empty).then(() => 200, (e: unknown) => (e instanceof OpenAI.APIError ? { status: e.status, error: e.error } : e));
+  const theirs = await refusal(direct);
+  expect(theirs).toMatchObject({ status: 400, error: { message: expect.stringMatching(/prompt cannot be empty/) } });
+  expect(await refusal(client())).toEqual(theirs);
+  expect(await refusal(client('empty'))).toEqual(theirs);
+  expect(await readEpisodeTimelines(store, 'empty')).toEqual([]);
+
+  // A sampled response (no bias: byte tokens) whose stop string ends in a character its ids split.
+  const ask = { model: MODEL, messages: [{ role: 'user' as const, content: 'Evaluate: 17+25\n' }], temperature: 1, max_tokens: 40 };
+  let found: { seed: number; stop: string } | undefined;
+  for (let seed = 0; seed < 20 && !found; seed++) {
+    const ids = (await chat(direct, { ...ask, seed, return_token_ids: true })).choices[0]!.token_ids!;
+    for (let k = 1; k < ids.length && !found; k++) {
+      const before = tok.decode(ids.slice(0, k));
+      const after = tok.decode(ids.slice(0, k + 1));
+      const last = after.slice(before.length - 1, before.length);
+      if (before.endsWith('\ufffd') && last !== '\ufffd' && last.charCodeAt(0) > 0x7f && before.length > 1) found = { seed, stop: `${before.at(-2)!}${last}` };
+    }
+  }
+  expect(found).toBeDefined();
+  const req = { ...ask, seed: found!.seed, stop: [found!.stop] };
+  const plain = (await chat(direct, req)).choices[0]!;
+  expect(plain.finish_reason).toBe('stop');
+  const text = async (c: OpenAI) => {
+    let out = '';
+    for await (const chunk of await c.chat.completions.create({ ...req, stream: true })) out += chunk.choices[0]?.delta.content ?? '';
+    return out;
+  };
+  expect((await chat(client('stop'), req)).choices[0]!.message.content).toBe(plain.message.content);
+  expect(await text(client('stop'))).toBe(plain.message.content);
+  expect(await text(client())).toBe(plain.message.content);
+  expect(plain.message.content).not.toContain(found!.stop);
+});
+
 test('models and health are forwarded; an upstream that cannot be reached is a 502 in OpenAI shape', async () => {
   expect((await client().models.list()).data.map((m) => m.id)).toEqual([MODEL]);
   expect((await client().models.retrieve(MODEL)).id).toBe(MODEL);
