@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 from . import names
 from .blob_store import BlobRef, BlobStore, get_json, put_json
-from .checkpoints import MANIFEST_KIND, TS_KIND, Policy, full_model_files, load_policy, read_manifest, store_policy
+from .checkpoints import MANIFEST_KIND, TS_KIND, Policy, full_model_files, load_policy, read_manifest, store_policy, weights_manifest
 from .contracts import (
     CheckpointFromHfInput,
     CheckpointFromRunInput,
@@ -334,12 +334,9 @@ class TrainingActivities:
     @activity.defn(name="publishWeights")
     def publish_weights(self, raw: dict[str, Any]) -> dict[str, Any]:
         inp: PublishWeightsInput = parsed(PublishWeightsInput, raw)
-        if inp.checkpoint.ref.kind != MANIFEST_KIND:
-            raise bad_input(f"publishWeights: {inp.checkpoint.name} is a tfjs checkpoint; the torch worker publishes its own (kind {MANIFEST_KIND})")
-        m = read_manifest(self.store, inp.checkpoint.ref)
+        # The weights alone, made before the claim: a small manifest (a tfjs checkpoint written out first).
+        mine = put_json(self.store, weights_manifest(self.store, inp.checkpoint), MANIFEST_KIND)
         heartbeat("read")
-        # The weights alone: what a server loads, without Adam's moments (a small manifest, so made before the claim).
-        mine = put_json(self.store, {k: v for k, v in m.items() if k != "optimizer"}, MANIFEST_KIND)
         spec = NamedResultSpec(names.weights(inp.runId, inp.version), f"published weights v{inp.version} of workflow id '{inp.runId}'", publish_inputs(inp.checkpoint), published_before_records(self.store, mine, inp.checkpoint))
         with refuse_other_inputs():
             ref = named_result(self.store, spec, lambda: mine)

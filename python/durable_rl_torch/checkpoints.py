@@ -175,3 +175,13 @@ def store_policy(store: BlobStore, policy: Policy, with_optimizer: bool = True) 
         moments = store.put(save_safetensors(tensors, metadata={"format": "pt"}), "adam-state")
         manifest["optimizer"] = {"moments": moments.to_json(), "step": policy.adam["step"], **ADAM_DEFAULTS}
     return put_json(store, manifest, MANIFEST_KIND)
+
+
+def weights_manifest(store: BlobStore, info: CheckpointInfo) -> dict[str, Any]:
+    """What a server loads of a checkpoint: its manifest without Adam's moments. A tfjs checkpoint (a run
+    started from one with init.fromRun) is written as the Hugging Face directory of its GPT-2 first."""
+    if info.ref.kind == TS_KIND:
+        policy = load_policy(store, info, Placement(torch.device("cpu"), torch.float32), None)
+        files = {k: store.put(data, "hf-file").to_json() for k, data in sorted(full_model_files(policy.model).items())}
+        return {"format": FORMAT, "step": policy.step, "files": files}
+    return {k: v for k, v in read_manifest(store, info.ref).items() if k != "optimizer"}

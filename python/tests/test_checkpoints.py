@@ -64,3 +64,42 @@ def test_a_lora_checkpoint_keeps_its_base_by_reference_and_merges_for_export(tmp
         assert torch.allclose(again.model(input_ids=x).logits, want, atol=1e-6)
         merged = load_pretrained(write_dir(store, info.ref, tmp_path / "merged"), CPU)
         assert torch.allclose(merged(input_ids=x).logits, want, atol=1e-5)
+
+
+def ts_checkpoint_bytes(cfg, weights, step: int) -> bytes:
+    """src/model/checkpoint.ts encodeCheckpoint (no optimizer), for tests."""
+    import json as _json
+    import struct
+
+    import numpy as np
+
+    from durable_rl_torch.ts_checkpoint import weight_shapes
+
+    arrays = [weights[name].astype("<f4").ravel() for name, _ in weight_shapes(cfg)]
+    header = _json.dumps({"format": 2, "config": cfg.to_json(), "step": step, "optimizer": None, "sizes": [int(a.size) for a in arrays]}).encode()
+    start = (8 + 4 + len(header) + 3) & ~3
+    out = bytearray(b"DRLCKPT1" + struct.pack("<I", len(header)) + header)
+    out += b"\0" * (start - len(out))
+    return bytes(out) + np.concatenate(arrays).tobytes()
+
+
+def test_publishing_a_tfjs_checkpoint_writes_its_gpt2_directory(tmp_path):
+    from durable_rl_torch.activities import TrainingActivities
+    from durable_rl_torch.models import special_ids
+    from durable_rl_torch.ts_checkpoint import GptConfig, init_weights
+
+    store = FsBlobStore(tmp_path / "store")
+    cfg = GptConfig(special_ids()[0], 64, 32, 2, 2, 64)
+    ref = store.put(ts_checkpoint_bytes(cfg, init_weights(cfg, 5), 12), "checkpoint")
+    store.set_name("runs/src/ckpt/step-000012", ref)
+    acts = TrainingActivities(store)
+    info = acts.checkpoint_from_run({"runId": "dst", "fromRun": "src", "model": {"dModel": 32, "nLayers": 2, "nHeads": 2, "dFf": 64, "maxSeq": 64}, "trainer": {"backend": "torch"}})
+    weights = acts.publish_weights({"runId": "dst", "checkpoint": info, "version": 0})
+    assert weights["step"] == 12 and weights["hf"]["kind"] == "hf-checkpoint"
+    from durable_rl_torch.blob_store import BlobRef as Ref
+    from durable_rl_torch.checkpoints import _gpt2_from_ts
+    from durable_rl_torch.ts_checkpoint import decode_checkpoint
+
+    served = load_pretrained(write_dir(store, Ref.from_json(weights["hf"]), tmp_path / "served"), CPU)
+    ts = decode_checkpoint(store.get(ref))
+    assert same_weights(served, _gpt2_from_ts(ts.config, ts.weights, CPU, False))
