@@ -99,6 +99,8 @@ def _save_full_dir(model: torch.nn.Module, directory: Path) -> Path:
 
 def full_model_files(model: torch.nn.Module) -> dict[str, bytes]:
     state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
+    # As save_pretrained writes it: servers (vLLM) pick the model class, and generation, from it.
+    model.config.architectures = [type(model).__name__]
     return {
         "config.json": model.config.to_json_string(use_diff=False).encode("utf8"),
         "model.safetensors": save_safetensors(state, metadata={"format": "pt"}),
@@ -155,6 +157,10 @@ def _gpt2_from_ts(cfg: GptConfig, weights: dict[str, np.ndarray], where: Placeme
 
 def _adapter_files(model: torch.nn.Module) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as tmp:
+        # Sorted, so an adapter's files are the same bytes each time it is saved (peft keeps a set).
+        for cfg in model.peft_config.values():
+            if isinstance(cfg.target_modules, (set, frozenset)):
+                cfg.target_modules = sorted(cfg.target_modules)
         # The base is frozen and stored apart: only the adapter's own weights go into its files.
         model.save_pretrained(tmp, save_embedding_layers=False)
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file() and p.name != "README.md"}

@@ -11,7 +11,8 @@ import type { WeightsInfo } from '../contracts/weights';
 import { HfFormatError, importHf } from './hf-export';
 import { exportOnnx } from './onnx-export';
 import { exportLlamaOnnx, readLlamaConfig } from './llama-onnx';
-import { decodeSafetensors } from './safetensors';
+import { decodeSafetensors, encodeSafetensors } from './safetensors';
+import { mergeLora } from './lora-merge';
 
 export const HF_CHECKPOINT_KIND = 'hf-checkpoint';
 const FORMAT = 'durable-rl/hf-checkpoint/1';
@@ -43,18 +44,21 @@ export async function onnxOfWeights(store: BlobStore, weights: WeightsInfo): Pro
   if (weights.onnx) return store.get(weights.onnx);
   if (!weights.hf) throw new Error(`weights v${weights.version} carry neither an ONNX nor a Hugging Face checkpoint reference`);
   const m = await readHfManifest(store, weights.hf);
-  if (m.adapter) throw new HfFormatError(`weights v${weights.version} are a LoRA adapter, which vLLM serves; the embedded engine serves full weights (trainer.lora needs inference.engine: openai)`);
-  const file = (name: string): BlobRef => {
-    const ref = m.files[name];
+  const file = (files: Record<string, BlobRef>, name: string): Promise<Uint8Array> => {
+    const ref = files[name];
     if (!ref) throw new HfFormatError(`weights v${weights.version}: the checkpoint has no ${name}`);
-    return ref;
+    return store.get(ref);
   };
-  const configJson = new TextDecoder().decode(await store.get(file('config.json')));
+  const configJson = new TextDecoder().decode(await file(m.files, 'config.json'));
+  let tensors = decodeSafetensors(await file(m.files, 'model.safetensors')).tensors;
+  // A LoRA policy (trainer.lora): vLLM serves base and adapter; the embedded engine their merge.
+  if (m.adapter) {
+    const adapterConfig = new TextDecoder().decode(await file(m.adapter, 'adapter_config.json'));
+    tensors = mergeLora(tensors, adapterConfig, decodeSafetensors(await file(m.adapter, 'adapter_model.safetensors')).tensors);
+  }
   const meta = { weight_version: String(weights.version), step: String(m.step) };
   const raw = JSON.parse(configJson) as Record<string, unknown>;
-  if (raw.model_type === 'qwen3' || raw.model_type === 'llama') {
-    return exportLlamaOnnx(readLlamaConfig(raw), decodeSafetensors(await store.get(file('model.safetensors'))).tensors, meta);
-  }
-  const { config, weights: w } = importHf(configJson, await store.get(file('model.safetensors')));
+  if (raw.model_type === 'qwen3' || raw.model_type === 'llama') return exportLlamaOnnx(readLlamaConfig(raw), tensors, meta);
+  const { config, weights: w } = importHf(configJson, encodeSafetensors([...tensors]));
   return exportOnnx(config, w, meta);
 }
