@@ -9,7 +9,6 @@ import { DATA_DIR } from '../src/paths';
 import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/shared';
 import { failDeadWorkersAttempts, register, thisWorker } from './attempt-journal';
-import { createWorkers } from './create-workers';
 import { activityMetrics } from './metrics/activity-metrics';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
 import { ProjectMetrics } from './metrics/project-metrics';
@@ -41,8 +40,10 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
   if (registration?.warning) log(registration.warning);
   const connection = await NativeConnection.connect({ address, ...(tls ? { tls } : {}), ...(apiKey ? { apiKey } : {}) });
   try {
-    // The attempts dead predecessors held are failed while this process loads and starts polling.
-    const swept = journal ? failDeadWorkersAttempts(connection, journal).then((lines) => lines.forEach(log)) : undefined;
+    // The attempts dead predecessors held are failed first: loading the activities (the model code,
+    // tfjs, ONNX Runtime) takes seconds on a busy host, and blocks this thread while it does.
+    if (journal) (await failDeadWorkersAttempts(connection, journal)).forEach(log);
+    const { createWorkers } = await import('./create-workers');
     const interceptors = metrics ? [activityMetrics(metrics.project)] : [];
     const workers = await createWorkers({
       connection,
@@ -58,7 +59,7 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
     });
     const served = metrics ? `, metrics at ${metrics.server.url}` : '';
     console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address} (namespace ${namespace}${tls ? ', TLS' : ''}), blob store ${describeStore(config.store)}${served}, identity ${self.identity}`);
-    await Promise.all([...workers.map((w) => w.run()), swept]);
+    await Promise.all(workers.map((w) => w.run()));
   } finally {
     registration?.unregister();
     await connection.close();
