@@ -5,7 +5,8 @@
  * finished an RL step since the last fault, so a loaded machine cannot turn it into a livelock) one fault in turn — the
  * training worker SIGKILLed and started again, the inference worker likewise, the server SIGKILLed
  * and started again on the same file — while every activity attempt fails with probability
- * --activity-fail-rate (bench/lib/faulty-worker.ts). Reports:
+ * --activity-fail-rate (bench/lib/faulty-worker.ts). The inference worker is killed mid-rollout: its kill
+ * waits (up to --fault-every seconds) until the server shows it holding generate attempts. Reports:
  *   effective training time  useful seconds over wall seconds: the clean run's RL wall time over the
  *                            faulty run's (both train the same number of steps from one checkpoint)
  *   lost                     samples a rollout produced that no step trained and no drop recorded
@@ -183,6 +184,13 @@ async function main(): Promise<void> {
         while (!finished && (Date.now() < until || (previous !== undefined && previous.resumedAfter === undefined))) await new Promise((r) => setTimeout(r, 200));
         if (finished) return;
         const what = kinds[i % kinds.length]!;
+        const inference = identities.get(workers.get('inference')!);
+        if (what === 'inference worker' && inference) {
+          // Mid-rollout: the kill waits (up to --fault-every) for the worker to hold generate attempts,
+          // which it may have taken from the server but not yet run, the failover's hardest case.
+          const until = Date.now() + faultEverySec * 1000;
+          while (!finished && Date.now() < until && (await heldAttempts(client, inference).catch(() => [])).length === 0) await new Promise((r) => setTimeout(r, 100));
+        }
         const stepAtFault = (await client.workflow.getHandle(id).query(progressQuery).catch(() => undefined))?.rlStep ?? 0;
         const at = Date.now();
         let failover: (typeof faults)[number]['failover'];
