@@ -5,12 +5,16 @@
  * finished an RL step since the last fault, so a loaded machine cannot turn it into a livelock) one fault in turn — the
  * training worker SIGKILLed and started again, the inference worker likewise, the server SIGKILLed
  * and started again on the same file — while every activity attempt fails with probability
- * --activity-fail-rate (bench/lib/faulty-worker.ts). Reports:
+ * --activity-fail-rate (bench/lib/faulty-worker.ts). The inference worker is killed mid-rollout: its kill
+ * waits (up to --fault-every seconds) until the server shows it holding generate attempts. Reports:
  *   effective training time  useful seconds over wall seconds: the clean run's RL wall time over the
  *                            faulty run's (both train the same number of steps from one checkpoint)
  *   lost                     samples a rollout produced that no step trained and no drop recorded
  *   duplicated               samples a step trained beyond its own rollout's (a rollout trained twice)
  *   time to resume           per fault, from the fault to the next RL step finished
+ *   failover                 per worker kill, the attempts the server showed the dead worker holding
+ *                            and, for each, when it was failed for its retry and when the retry
+ *                            started, against its replacement's start (bench/lib/held-attempts.ts)
  *
  *   npm run build && npm run bench:chaos [-- --sft-steps 100 --rl-steps 48 --fault-every 60 --activity-fail-rate 0.02]
  *   --tiny: a seconds-long smoke run.
@@ -31,6 +35,7 @@ import { FsBlobStore } from '../src/store/fs-blob-store';
 import { REPO_ROOT } from '../src/paths';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
 import { arg } from './lib/args';
+import { heldAttempts, watchRetries, type RetriedAttempt } from './lib/held-attempts';
 import { rlStepsOfRun, stepWallSeconds } from './lib/rl-steps';
 
 type Queue = 'orchestration' | 'inference' | 'training' | 'tools';
@@ -45,6 +50,8 @@ const failRate = Number(arg('activity-fail-rate', '0.02'));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-chaos-'));
 const storeDir = path.join(tmp, 'store');
 const dbFile = path.join(tmp, 'temporal.db');
+/** The longest a dead worker's attempt may wait after its replacement started (issue 36). */
+const FAILOVER_WITHIN_SEC = 5;
 
 async function main(): Promise<void> {
   const port = await freePort();
@@ -61,6 +68,8 @@ async function main(): Promise<void> {
   };
   let server = await startServer();
   const workers = new Map<Queue, ChildProcess>();
+  /** Each worker process's identity, from its start-up line: the server names it on the attempts it took. */
+  const identities = new Map<ChildProcess, string>();
   const note = (line: string) => console.error(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}`);
   let stopping = false;
   const spawnWorker = (q: Queue, rate: number): void => {
@@ -68,7 +77,13 @@ async function main(): Promise<void> {
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: storeDir, DURABLE_RL_RUNS: path.join(tmp, 'runs'), DURABLE_RL_ATTEMPT_JOURNAL: path.join(tmp, 'attempts'), DURABLE_RL_FAULT_RATE: String(rate) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let out = '';
     child.stdout!.on('data', (b: Buffer) => {
+      if (!identities.has(child)) {
+        out += b.toString();
+        const identity = / identity (\S+)/.exec(out)?.[1];
+        if (identity) identities.set(child, identity);
+      }
       injected += (b.toString().match(/^FAULT /gm) ?? []).length;
       // A restarted worker failing the attempts its killed predecessor held (workers/attempt-journal.ts).
       failedOver += (b.toString().match(/attempt journal: failed /g) ?? []).length;
@@ -140,7 +155,7 @@ async function main(): Promise<void> {
   };
   const rlConfig = (sftId: string): RunConfigInput => ({ ...common, experiment: 'bench-chaos', init: { fromRun: sftId }, sft: { ...base.sft, steps: 0 }, rl: { ...base.rl, steps: rlSteps, async: { maxStaleness: 1 } } });
 
-  const faults: Array<{ at: number; what: string; resumedAfter?: number }> = [];
+  const faults: Array<{ at: number; what: string; resumedAfter?: number; failover?: Promise<{ replacedAt: number; attempts: RetriedAttempt[] }> }> = [];
   /** The run under faults has ended: no more faults, the pollers stop. */
   let finished = false;
   /** Each fault's watcher of the next finished step; awaited before the connection closes. */
@@ -169,19 +184,33 @@ async function main(): Promise<void> {
         while (!finished && (Date.now() < until || (previous !== undefined && previous.resumedAfter === undefined))) await new Promise((r) => setTimeout(r, 200));
         if (finished) return;
         const what = kinds[i % kinds.length]!;
+        const inference = identities.get(workers.get('inference')!);
+        if (what === 'inference worker' && inference) {
+          // Mid-rollout: the kill waits (up to --fault-every) for the worker to hold generate attempts,
+          // which it may have taken from the server but not yet run, the failover's hardest case.
+          const until = Date.now() + faultEverySec * 1000;
+          while (!finished && Date.now() < until && (await heldAttempts(client, inference).catch(() => [])).length === 0) await new Promise((r) => setTimeout(r, 100));
+        }
         const stepAtFault = (await client.workflow.getHandle(id).query(progressQuery).catch(() => undefined))?.rlStep ?? 0;
         const at = Date.now();
+        let failover: (typeof faults)[number]['failover'];
         if (what === 'server') {
           process.kill(server.pid, 'SIGKILL');
           await server.stop();
           server = await startServer();
         } else {
           const q: Queue = what === 'training worker' ? 'training' : 'inference';
+          const identity = identities.get(workers.get(q)!);
           await kill(q);
+          // What the dead worker held, as the server shows it once the process is gone (attempts it
+          // had taken but not yet run included), then its replacement, as a supervisor starts it.
+          const held = identity ? await heldAttempts(client, identity).catch(() => []) : [];
+          const replacedAt = Date.now();
           spawnWorker(q, failRate);
+          failover = watchRetries(client, held, 120_000).then((attempts) => ({ replacedAt, attempts }));
         }
         note(`fault: ${what} (RL step ${stepAtFault} done)`);
-        const fault: (typeof faults)[number] = { at, what };
+        const fault: (typeof faults)[number] = { at, what, ...(failover ? { failover } : {}) };
         faults.push(fault);
         // Resumed: the next RL step finished after the fault.
         pollers.push((async () => {
@@ -246,6 +275,7 @@ async function main(): Promise<void> {
     for (const f of faults) console.log(`| ${f.what} | ${((f.at - first) / 1000).toFixed(0)} | ${f.resumedAfter?.toFixed(1) ?? 'run ended first'} |`);
     const steps = cleanSteps.map(stepWallSeconds).sort((a, b) => a - b);
     console.log(`(a clean step takes ${steps[Math.floor(steps.length / 2)]!.toFixed(1)} s, median)`);
+    await reportFailover(faults.filter((f) => f.failover !== undefined), first);
   } finally {
     finished = true;
     await Promise.allSettled(pollers);
@@ -254,6 +284,39 @@ async function main(): Promise<void> {
     await connection.close();
     await server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Per worker kill: the attempts the dead worker held and how soon after its replacement's start each was retried. */
+async function reportFailover(kills: Array<{ at: number; what: string; failover?: Promise<{ replacedAt: number; attempts: RetriedAttempt[] }> }>, first: number): Promise<void> {
+  console.log('');
+  console.log(`| worker killed | at (s into the run) | attempts held at death | ended by | failed for retry, s after the replacement's start (latest) | retry started, s after (latest) |`);
+  console.log('|---|---:|---:|---|---:|---:|');
+  const show = (v: number) => (v === Infinity ? 'not within 120 s' : v.toFixed(1));
+  const byKind = new Map<string, { kills: number; failed: number[]; started: number[]; late: string[] }>();
+  for (const k of kills) {
+    const { replacedAt, attempts } = await k.failover!;
+    const after = (t: number | undefined) => (t === undefined ? Infinity : (t - replacedAt) / 1000);
+    const failed = attempts.map((a) => after(a.failedAt));
+    const started = attempts.map((a) => after(a.retryStartedAt));
+    const endedBy = [...new Set(attempts.map((a) => a.endedBy ?? 'not seen'))].join(', ') || '–';
+    const at = ((k.at - first) / 1000).toFixed(0);
+    console.log(`| ${k.what} | ${at} | ${attempts.length} | ${endedBy} | ${attempts.length ? show(Math.max(...failed)) : '–'} | ${attempts.length ? show(Math.max(...started)) : '–'} |`);
+    const kind = byKind.get(k.what) ?? { kills: 0, failed: [], started: [], late: [] };
+    kind.kills++;
+    kind.failed.push(...failed);
+    kind.started.push(...started);
+    attempts.forEach((a, i) => {
+      if (!(failed[i]! <= FAILOVER_WITHIN_SEC)) kind.late.push(`${a.activityType} attempt ${a.attempt} of ${a.workflowId} (killed at ${at} s): ${show(failed[i]!)} s`);
+    });
+    byKind.set(k.what, kind);
+  }
+  for (const [what, k] of byKind) {
+    const held = `${what} killed ${k.kills}×, holding ${k.failed.length ? `${k.failed.length} attempts at death` : 'no attempt at death'}`;
+    const latest = ` (latest ${show(Math.max(...k.failed))} s; retries started by ${show(Math.max(...k.started))} s, after the 1 s retry backoff)`;
+    if (k.failed.length === 0) console.log(held);
+    else if (k.late.length === 0) console.log(`${held}: every one retried (its attempt failed, the next scheduled) within ${FAILOVER_WITHIN_SEC} s of its replacement's start${latest}`);
+    else console.log(`${held}: NOT every one retried within ${FAILOVER_WITHIN_SEC} s of its replacement's start: ${k.late.join('; ')}`);
   }
 }
 

@@ -27,6 +27,8 @@ export interface WorkerSetup {
   queues: readonly TaskQueueName[];
   store: BlobStore;
   namespace?: string;
+  /** The identity every worker polls under (workers/attempt-journal.ts); default the SDK's, <pid>@<host>. */
+  identity?: string;
   /** Pre-built workflow bundle (npm run build writes dist/workflow-bundle.js). */
   workflowBundlePath?: string;
   /** Concurrent generate activities; the engine batches them and runs one batch at a time per device. */
@@ -50,7 +52,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   const namespace = setup.namespace ?? 'default';
   /** The options every worker shares; each queue adds what it runs and how much at once. */
   const create = (queue: TaskQueueName, options: Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue'>): Promise<Worker> =>
-    Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...(setup.activityInterceptors ? { interceptors: { activity: setup.activityInterceptors } } : {}), ...options });
+    Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...(setup.identity ? { identity: setup.identity } : {}), ...(setup.activityInterceptors ? { interceptors: { activity: setup.activityInterceptors } } : {}), ...options });
   const workers: Worker[] = [];
   for (const queue of setup.queues) {
     switch (queue) {

@@ -8,8 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { DATA_DIR } from '../src/paths';
 import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/shared';
-import { attemptJournal, failOrphanedAttempts } from './attempt-journal';
-import { createWorkers } from './create-workers';
+import { failDeadWorkersAttempts, register, thisWorker } from './attempt-journal';
 import { activityMetrics } from './metrics/activity-metrics';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
 import { ProjectMetrics } from './metrics/project-metrics';
@@ -33,17 +32,25 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
   if (process.env.DURABLE_RL_EXIT_WITH_PARENT === '1') exitWithParent();
   const store = await openCheckedStore(config.store);
   const { address, namespace, tls, apiKey } = config.temporal;
+  const self = thisWorker({ address, namespace });
+  const journal = config.attemptJournal ? { dir: config.attemptJournal, address, namespace } : undefined;
+  const log = (line: string) => console.log(`[worker ${process.pid}] attempt journal: ${line}`);
+  // Registered before this process polls, so that a replacement can fail every attempt it takes.
+  const registration = journal ? register(journal.dir, self) : undefined;
+  if (registration?.warning) log(registration.warning);
   const connection = await NativeConnection.connect({ address, ...(tls ? { tls } : {}), ...(apiKey ? { apiKey } : {}) });
   try {
-    const journal = config.attemptJournal ? { dir: config.attemptJournal, address, namespace } : undefined;
-    // Before this process polls: the attempts a dead predecessor left are retried at once.
-    if (journal) for (const line of await failOrphanedAttempts(connection, journal)) console.log(`[worker ${process.pid}] attempt journal: ${line}`);
-    const interceptors = [...(journal ? [attemptJournal(journal)] : []), ...(metrics ? [activityMetrics(metrics.project)] : [])];
+    // The attempts dead predecessors held are failed first: loading the activities (the model code,
+    // tfjs, ONNX Runtime) takes seconds on a busy host, and blocks this thread while it does.
+    if (journal) (await failDeadWorkersAttempts(connection, journal)).forEach(log);
+    const { createWorkers } = await import('./create-workers');
+    const interceptors = metrics ? [activityMetrics(metrics.project)] : [];
     const workers = await createWorkers({
       connection,
       queues,
       store,
       namespace,
+      identity: self.identity,
       inferenceConcurrency: config.concurrency.inference,
       trainingSlots: config.concurrency.training,
       orchestrationConcurrency: config.concurrency.orchestration,
@@ -51,9 +58,10 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
       ...(interceptors.length > 0 ? { activityInterceptors: interceptors } : {}),
     });
     const served = metrics ? `, metrics at ${metrics.server.url}` : '';
-    console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address} (namespace ${namespace}${tls ? ', TLS' : ''}), blob store ${describeStore(config.store)}${served}`);
+    console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address} (namespace ${namespace}${tls ? ', TLS' : ''}), blob store ${describeStore(config.store)}${served}, identity ${self.identity}`);
     await Promise.all(workers.map((w) => w.run()));
   } finally {
+    registration?.unregister();
     await connection.close();
     await metrics?.server.close();
   }

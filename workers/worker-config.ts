@@ -27,7 +27,7 @@ export interface WorkerProcessConfig {
   concurrency: Partial<Record<TaskQueueName, number>>;
   /** Serve Prometheus metrics on this host:port; absent: no metrics endpoint. */
   metrics?: { host: string; port: number };
-  /** Folder of the running-attempt journal (workers/attempt-journal.ts); absent: off. */
+  /** Folder where worker processes register for failover (workers/attempt-journal.ts); absent: off. */
   attemptJournal?: string;
 }
 
@@ -58,7 +58,7 @@ const SETTINGS = {
   attemptJournal: {
     flag: '--attempt-journal <folder|off>',
     env: 'DURABLE_RL_ATTEMPT_JOURNAL',
-    help: 'folder on this host where workers note the activity attempts they run; a worker that starts fails those of a dead process at once, so they retry without waiting out their heartbeat timeout (default .data/attempts; off: none)',
+    help: 'folder on this host where worker processes register the identity they poll under; a worker that starts fails every attempt the server handed a dead one at once, so they retry without waiting out their heartbeat timeout (default .data/attempts; off: none)',
   },
 } as const;
 

@@ -39,7 +39,7 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   ['engine', ['--smoke']],
   // One seed, the synchronous schedule and k = 1, with a simulated latency (tiny model, two RL steps).
   // Faults (trainer, inference worker, server) in a tiny async run: nothing lost or duplicated.
-  ['chaos', ['--tiny', '--fault-every', '4'], [/^\| faulty \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+% \| \d+% \| (\d+) \| \1 \| 0 \| 0 \| 0 \| [1-9]\d* \|/m, /^\| training worker \| \d+ \|/m, /^attempts of killed workers failed by their replacements at start .*: \d+$/m]],
+  ['chaos', ['--tiny', '--fault-every', '4'], [/^\| faulty \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+% \| \d+% \| (\d+) \| \1 \| 0 \| 0 \| 0 \| [1-9]\d* \|/m, /^\| training worker \| \d+ \|/m, /^attempts of killed workers failed by their replacements at start .*: \d+$/m, /^inference worker killed \d+×, holding (no attempt at death$|\d+ attempts at death: (every|NOT every) one retried .*within 5 s of its replacement's start)/m]],
   // A process per queue (the others niced for the trainer), all in one, and the default: the main job's.
   ['async', ['--tiny', '--modes', '0,1', '--layout', 'processes', '--simulate-gpu-ms', '5'], [/^\| 1 \| 0 \| [\d.]+ \| \d+ \| 1\.00× \|/m, /^\| 1 \| [\d.]+× ± [\d.]+ \|/m, /workers in one process per task queue, the other workers' processes, the dev server at nice \+10;/]],
   ['async', ['--tiny', '--modes', '0,1', '--layout', 'one-process'], [/^\| 1 \| 1 \| [\d.]+ \| \d+ \| [\d.]+× \|/m, /workers all in one process;/]],
