@@ -3,13 +3,11 @@
  * which batches them (see BatchingEngine); token ids, logprobs and entropy go to the blob store and
  * the history keeps the text and a few numbers a person can read.
  */
-import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { AgentRole, BlobRef, Completion, FinishReason, RemoteEngineRef, SamplingParams } from '../src/domain/types';
 import { RemoteEngineRequestError, RemoteOpenAIEngine } from '../src/engine/openai-engine';
-import { reloadVllmWeights, servedWeightVersion, serverTokenize } from '../src/engine/vllm-weights';
-import { decodeCheckpoint } from '../src/model/checkpoint';
-import { writeHfDir } from '../src/model/hf-dir';
+import { loadVllmLora, loraModelName, reloadVllmWeights, servedWeightVersion, serverTokenize } from '../src/engine/vllm-weights';
+import { writeServedWeights } from '../src/engine/served-weights';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { splitSchemeOf } from '../src/config/recorded';
@@ -181,6 +179,10 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     try {
       const remote = await remoteEngine(input.remote);
       if (!input.remote.synced) return labelled(await remote.complete(input.prompt, input.params, Context.current().cancellationSignal));
+      // A LoRA policy: the adapter of exactly these weights, served under a name derived from them.
+      if (input.weights.lora && input.weights.hf) {
+        return labelled(await remote.complete(input.prompt, input.params, Context.current().cancellationSignal, loraModelName(input.remote.model, input.weights.hf.sha256)));
+      }
       // The completion is labelled with the version the server served, read before and after the
       // request: weights change only while the server is paused between requests, so equal reads
       // mean one version made every token. A newer version than the rollout started with is the
@@ -204,30 +206,25 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
     }
   };
 
-  /** syncRemoteWeights' work: export, reload, then the logprob check on the new weights. */
+  /** syncRemoteWeights' work: write the served files, load them (reload, or a LoRA adapter), then the logprob check. */
   const syncRemote = async (input: SyncRemoteWeightsInput): Promise<SyncRemoteWeightsResult> => {
     const t0 = Date.now();
-    const ckpt = decodeCheckpoint(await store.get(input.checkpoint.ref));
-    const dir = writeHfDir(path.join(input.dir, safeDirName(input.runId), `v${input.weights.version}`), {
-      config: ckpt.config,
-      weights: ckpt.weights,
-      tokenizer: tokenizer(),
-      meta: { run_id: input.runId, step: String(ckpt.step), weight_version: String(input.weights.version) },
-    });
+    const served = await writeServedWeights(store, { runId: input.runId, weights: input.weights, checkpoint: input.checkpoint, root: input.dir, model: input.remote.model, tokenizer: tokenizer() });
     const t1 = Date.now();
     let t2: number;
-    let served: Completion;
+    let probe: Completion;
     try {
-      await reloadVllmWeights(input.remote.baseUrl, dir, input.weights.version);
+      if (served.kind === 'full') await reloadVllmWeights(input.remote.baseUrl, served.dir, input.weights.version);
+      else await loadVllmLora(input.remote.baseUrl, served);
       t2 = Date.now();
       const params: SamplingParams = { maxNewTokens: 8, temperature: 1, topP: 1, stop: [], seed: 1 };
-      served = await (await remoteEngine(input.remote)).complete(SYNC_CHECK_PROMPT, params);
+      probe = await (await remoteEngine(input.remote)).complete(SYNC_CHECK_PROMPT, params, undefined, served.kind === 'lora' ? served.name : undefined);
     } catch (err) {
       throw asActivityFailure(err);
     }
     // Leased: scoring bypasses the batch queue, which is what keeps an evicted engine alive for get().
-    const local = await engines.lease(input.weights, (engine) => engine.scoreTokens(served.promptTokenIds, served.tokenIds));
-    const maxLogprobDiff = Math.max(0, ...served.logprobs.map((lp, i) => Math.abs(lp - (local[i] as number))));
+    const local = await engines.lease(input.weights, (engine) => engine.scoreTokens(probe.promptTokenIds, probe.tokenIds));
+    const maxLogprobDiff = Math.max(0, ...probe.logprobs.map((lp, i) => Math.abs(lp - (local[i] as number))));
     if (!(maxLogprobDiff <= SYNC_LOGPROB_TOLERANCE)) {
       throw ApplicationFailure.nonRetryable(
         `remote engine ${input.remote.baseUrl} does not serve weights v${input.weights.version} after the reload: its logprobs differ from the embedded engine's by ${maxLogprobDiff.toFixed(5)} (tolerance ${SYNC_LOGPROB_TOLERANCE}); is it running with --dtype float32 and --logprobs-mode processed_logprobs?`,
@@ -337,11 +334,6 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       return withHeartbeat(work, () => ({ episodesDone: done }));
     },
   };
-}
-
-/** A run id as one directory name (ids may hold '/', as child workflow ids do). */
-function safeDirName(runId: string): string {
-  return encodeURIComponent(runId);
 }
 
 function round(x: number): number {

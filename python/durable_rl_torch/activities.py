@@ -335,13 +335,14 @@ class TrainingActivities:
     def publish_weights(self, raw: dict[str, Any]) -> dict[str, Any]:
         inp: PublishWeightsInput = parsed(PublishWeightsInput, raw)
         # The weights alone, made before the claim: a small manifest (a tfjs checkpoint written out first).
-        mine = put_json(self.store, weights_manifest(self.store, inp.checkpoint), MANIFEST_KIND)
+        manifest = weights_manifest(self.store, inp.checkpoint)
+        mine = put_json(self.store, manifest, MANIFEST_KIND)
         heartbeat("read")
         spec = NamedResultSpec(names.weights(inp.runId, inp.version), f"published weights v{inp.version} of workflow id '{inp.runId}'", publish_inputs(inp.checkpoint), published_before_records(self.store, mine, inp.checkpoint))
         with refuse_other_inputs():
             ref = named_result(self.store, spec, lambda: mine)
         self.store.set_name(names.latest_weights(inp.runId), ref)
-        return dump(WeightsInfo(version=inp.version, step=inp.checkpoint.step, hf=ref))
+        return dump(WeightsInfo(version=inp.version, step=inp.checkpoint.step, hf=ref, lora=True if manifest.get("adapter") else None))
 
 
 def max_seq(model: torch.nn.Module) -> int:

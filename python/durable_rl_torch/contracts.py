@@ -132,6 +132,8 @@ class WeightsInfo:
     step: int
     onnx: Optional[BlobRef] = None
     hf: Optional[BlobRef] = None
+    # hf is a LoRA checkpoint: vLLM serves its adapter (src/contracts/weights.ts).
+    lora: Optional[bool] = None
 
 
 @dataclass

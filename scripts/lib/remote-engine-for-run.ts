@@ -22,7 +22,9 @@ export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: numbe
   const m = config.model;
   const logFile = path.join(DATA_DIR, 'logs', 'vllm.log');
   console.log(`starting vLLM on ${url.origin} for the RL rollouts (about a minute; log ${path.relative(process.cwd(), logFile)})`);
+  const lora = config.trainer?.lora;
   return startVllmForModel(config.model, config.seed, {
+    ...(lora ? { lora: { maxRank: vllmLoraRank(lora.rank), maxLoras: (config.rl.async?.maxStaleness ?? 0) + 1 } } : {}),
     dir: path.join(DATA_DIR, 'vllm-initial', `${m.arch ?? 'gpt2'}-${m.dModel}x${m.nLayers}x${m.nHeads}x${m.nKvHeads ?? m.nHeads}x${m.dFf}x${m.maxSeq}`),
     port: Number(url.port || 80),
     servedModelName: o.model,
@@ -35,11 +37,23 @@ export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: numbe
  * vLLM serving a placeholder of a run's model shape (initial weights of `seed`, written to `dir`):
  * a run whose weights are synced loads its own before every rollout.
  */
-export function startVllmForModel(model: RunConfig['model'], seed: number, o: { dir: string; port: number; servedModelName: string; logFile: string; nice?: number }): Promise<RunningVllm> {
+export function startVllmForModel(
+  model: RunConfig['model'],
+  seed: number,
+  o: { dir: string; port: number; servedModelName: string; logFile: string; nice?: number; lora?: { maxRank: number; maxLoras: number } },
+): Promise<RunningVllm> {
   const tok = loadTokenizer();
   const { dModel, nLayers, nHeads, dFf, maxSeq } = model;
   const shape = { dModel, nLayers, nHeads, dFf, maxSeq, vocabSize: tok.vocabSize };
   // GPT-2 written by the TypeScript export; Qwen3 and Llama by the torch worker's code.
   const dir = (model.arch ?? 'gpt2') === 'gpt2' ? writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok }) : writeNewModel(model, seed, o.dir);
-  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile, ...(o.nice ? { nice: o.nice } : {}) });
+  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile, ...(o.nice ? { nice: o.nice } : {}), ...(o.lora ? { lora: o.lora } : {}) });
+}
+
+/** vLLM takes a maximum LoRA rank from a fixed list (vllm/config/lora.py MaxLoRARanks): the smallest that holds `rank`. */
+export function vllmLoraRank(rank: number): number {
+  const allowed = [1, 8, 16, 32, 64, 128, 256, 320, 512];
+  const fit = allowed.find((r) => r >= rank);
+  if (fit === undefined) throw new Error(`trainer.lora.rank ${rank} is over vLLM's largest LoRA rank (512)`);
+  return fit;
 }

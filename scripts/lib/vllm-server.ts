@@ -32,6 +32,12 @@ export interface VllmServerOptions {
   extraArgs?: string[];
   /** Start it under `nice -n` (1-19): a benchmark that favours the trainer. */
   nice?: number;
+  /**
+   * Serve LoRA adapters loaded at runtime (a trainer.lora run): --enable-lora, the largest rank, and
+   * how many adapters one batch may mix (an asynchronous run's rollouts play up to maxStaleness + 1
+   * versions at once), with VLLM_ALLOW_RUNTIME_LORA_UPDATING for /v1/load_lora_adapter.
+   */
+  lora?: { maxRank: number; maxLoras: number };
 }
 
 export interface RunningVllm {
@@ -52,6 +58,7 @@ export function vllmArgs(o: VllmServerOptions): string[] {
     '--generation-config', 'vllm',
     '--max-logprobs', '20',
     ...(o.maxModelLen !== undefined ? ['--max-model-len', String(o.maxModelLen)] : []),
+    ...(o.lora ? ['--enable-lora', '--max-lora-rank', String(o.lora.maxRank), '--max-loras', String(o.lora.maxLoras)] : []),
     ...(o.extraArgs ?? []),
   ];
 }
@@ -64,6 +71,7 @@ export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Prom
     env: {
       ...process.env,
       VLLM_SERVER_DEV_MODE: '1',
+      ...(o.lora ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' } : {}),
       VLLM_CPU_KVCACHE_SPACE: String(o.kvCacheGiB ?? 1),
       // No telemetry, no hub: the model is a local directory.
       VLLM_NO_USAGE_STATS: '1',

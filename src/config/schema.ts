@@ -161,7 +161,7 @@ export const TrainerSchema = z
      */
     lora: z
       .object({
-        rank: int(1, 1024).default(16),
+        rank: int(1, 512).default(16),
         alpha: z.number().positive().max(100_000).default(32),
         dropout: z.number().min(0).max(0.9).default(0),
         /** Module names to adapt, or ['all-linear'] (every linear layer but the output head). */

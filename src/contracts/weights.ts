@@ -20,6 +20,12 @@ export interface WeightsInfo {
    * it (src/model/hf-checkpoint.ts); other architectures are served by vLLM.
    */
   hf?: BlobRef;
+  /**
+   * hf is a LoRA checkpoint (trainer.lora): a synced vLLM serves its adapter beside the base under a
+   * name derived from the weights (src/engine/vllm-weights.ts loraModelName), so a request names
+   * exactly the weights it was sent for; the embedded engine serves the adapter merged.
+   */
+  lora?: boolean;
 }
 
 export interface LossPoint {

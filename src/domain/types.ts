@@ -63,6 +63,7 @@ export interface RemoteEngineRef {
   tokenizer?: string;
   /** The server serves this run's weights, synced every step: each request checks the version it served. */
   synced?: boolean;
+
 }
 
 export interface SamplingParams {

@@ -151,7 +151,8 @@ export class RemoteOpenAIEngine {
     return this.o.baseUrl;
   }
 
-  async complete(prompt: string, params: SamplingParams, signal?: AbortSignal): Promise<Completion> {
+  /** `model`: another served name than the client's (a LoRA adapter on its server). */
+  async complete(prompt: string, params: SamplingParams, signal?: AbortSignal, model?: string): Promise<Completion> {
     const promptIds = this.o.tokenizer.encode(prompt);
     const url = `${this.o.baseUrl.replace(/\/$/, '')}/completions`;
     let res: Response;
@@ -160,7 +161,7 @@ export class RemoteOpenAIEngine {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${this.o.apiKey ?? 'none'}` },
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.o.timeoutMs ?? 600_000)]) : AbortSignal.timeout(this.o.timeoutMs ?? 600_000),
-        body: JSON.stringify(completionRequestBody(this.o.model, promptIds, params)),
+        body: JSON.stringify(completionRequestBody(model ?? this.o.model, promptIds, params)),
       });
     } catch (err) {
       throw new RemoteEngineUnavailableError(`remote engine ${this.where} unreachable: ${(err as Error).message}`);

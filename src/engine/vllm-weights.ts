@@ -30,7 +30,7 @@ async function call(root: string, method: 'GET' | 'POST', route: string, body?: 
 export const SYNCING_VERSION = 'syncing';
 
 /** Loads the weights in `dir` (a directory the server's machine can read) and labels them `version`. */
-export async function reloadVllmWeights(baseUrl: string, dir: string, version: number): Promise<void> {
+export async function reloadVllmWeights(baseUrl: string, dir: string, version: number | string): Promise<void> {
   const root = serverRoot(baseUrl);
   // Requests in flight finish on the old weights; new ones wait until resume.
   await call(root, 'POST', '/pause?mode=wait');
@@ -64,4 +64,36 @@ export async function serverTokenize(baseUrl: string, model: string, text: strin
   const body = (await res.json().catch(() => undefined)) as { tokens?: number[] } | undefined;
   if (!res.ok || !Array.isArray(body?.tokens)) throw classifyError(res.status, errorMessage(body) ?? 'no tokens', `${serverRoot(baseUrl)}/tokenize`);
   return body.tokens;
+}
+
+/**
+ * The served name of a LoRA policy's adapter: the served model's name and the weights' content
+ * address, so each version's adapter is a name of its own (no adapter is ever replaced in place, the
+ * pitfall of vLLM's load_inplace that prime-rl and SkyRL work around) and a request names exactly the
+ * weights it was sent for.
+ */
+export function loraModelName(model: string, weightsSha256: string): string {
+  return `${model}-lora-${weightsSha256.slice(0, 16)}`;
+}
+
+/**
+ * Serves the LoRA adapter in `adapterDir` under `name`, on the base in `baseDir` (labelled
+ * `baseLabel`): the base is reloaded only when the server serves another (the run's RL start, once),
+ * then the adapter is loaded at runtime (VLLM_ALLOW_RUNTIME_LORA_UPDATING, --enable-lora). Loading a
+ * name the server has already is a success: a retried sync changes nothing.
+ */
+export async function loadVllmLora(baseUrl: string, o: { baseDir: string; baseLabel: string; adapterDir: string; name: string }): Promise<{ baseReloaded: boolean }> {
+  const baseReloaded = (await servedWeightVersion(baseUrl)) !== o.baseLabel;
+  if (baseReloaded) await reloadVllmWeights(baseUrl, o.baseDir, o.baseLabel);
+  const root = serverRoot(baseUrl);
+  const res = await fetch(`${root}/v1/load_lora_adapter`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ lora_name: o.name, lora_path: o.adapterDir }),
+    signal: AbortSignal.timeout(120_000),
+  });
+  const text = await res.text();
+  if (res.status === 404) throw new RemoteEngineRequestError(404, 'server-config', `remote engine ${root} has no /v1/load_lora_adapter: a LoRA run needs vLLM started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`);
+  if (!res.ok && !/already been loaded/i.test(text)) throw classifyError(res.status, text.slice(0, 500), `${root}/v1/load_lora_adapter`);
+  return { baseReloaded };
 }
