@@ -13,6 +13,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import { parseRunConfig } from '../src/config/parse';
 import { ConfigError } from '../src/config/errors';
+import { checkStartable } from '../src/config/start-checks';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import { createWorkers, defaultStore } from '../workers/create-workers';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
@@ -67,6 +68,8 @@ async function main(): Promise<number> {
     } else {
       config = loadRunConfig(opts.config);
       if (opts.seed !== undefined) config = parseRunConfig({ ...config, seed: Number(opts.seed) }, `${opts.config} with --seed ${opts.seed}`);
+      // What the run's activities would refuse once it started (a starting policy that cannot load, say), refused now.
+      checkStartable(config, opts.config, { workflow: 'trainingRun' });
     }
   } catch (err) {
     if (err instanceof ConfigError) {
