@@ -1,7 +1,8 @@
 /**
  * Shared entry logic: read the process's settings (flags or environment, workers/worker-config.ts),
- * open the blob store, connect to Temporal, optionally serve metrics, and run the workers for the
- * given queues until SIGINT/SIGTERM. Each workers/<queue>.ts file is a one-line call of this.
+ * open the blob store, connect to Temporal (a process that runs workflows makes sure its namespace has
+ * the project's search attributes), optionally serve metrics, and run the workers for the given
+ * queues until SIGINT/SIGTERM. Each workers/<queue>.ts file is a one-line call of this.
  */
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
@@ -10,6 +11,7 @@ import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/shared';
 import { attemptJournal, failOrphanedAttempts } from './attempt-journal';
 import { createWorkers } from './create-workers';
+import { ensureNamespaceReady, NamespaceSetupError } from './namespace-setup';
 import { activityMetrics } from './metrics/activity-metrics';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
 import { ProjectMetrics } from './metrics/project-metrics';
@@ -35,6 +37,8 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
   const { address, namespace, tls, apiKey } = config.temporal;
   const connection = await NativeConnection.connect({ address, ...(tls ? { tls } : {}), ...(apiKey ? { apiKey } : {}) });
   try {
+    // Workflow code sets the project's search attributes: without them its tasks fail forever.
+    if (queues.includes('orchestration')) await ensureNamespaceReady(connection, namespace, { address, log: (line) => console.log(`[worker ${process.pid}] ${line}`) });
     const journal = config.attemptJournal ? { dir: config.attemptJournal, address, namespace } : undefined;
     // Before this process polls: the attempts a dead predecessor left are retried at once.
     if (journal) for (const line of await failOrphanedAttempts(connection, journal)) console.log(`[worker ${process.pid}] attempt journal: ${line}`);
@@ -75,7 +79,8 @@ function exitWithParent(): void {
 export function main(queues: readonly TaskQueueName[]): void {
   runWorkerProcess(queues, process.argv.slice(2)).catch((err: unknown) => {
     // A bad setting is the user's to fix: its message names it, a stack trace would only bury it.
-    console.error(err instanceof WorkerConfigError ? `${err.name}: ${err.message}` : err);
-    process.exit(err instanceof WorkerConfigError ? 2 : 1);
+    const yours = err instanceof WorkerConfigError || err instanceof NamespaceSetupError;
+    console.error(yours ? `${err.name}: ${err.message}` : err);
+    process.exit(yours ? 2 : 1);
   });
 }
