@@ -14,7 +14,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { startDevServerOnFreePort, type RunningServer } from '../../scripts/lib/dev-server';
 import { progressQuery } from '../../workflows/shared';
-import { tempStore, tinyRunConfig } from '../helpers/temporal';
+import { tinyRunConfig } from '../helpers/temporal';
 import { killMainProcesses, startMain, type MainExit } from '../helpers/main-job';
 import { waitFor } from '../helpers/wait';
 
@@ -39,7 +39,7 @@ const configFile = (name: string, raw: unknown): string => {
   fs.writeFileSync(file, JSON.stringify(raw));
   return file;
 };
-const env = (namespace: string) => ({ TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: namespace, DURABLE_RL_STORE: tempStore('main-namespace').root, DURABLE_RL_RUNS: path.join(tmp, 'runs') });
+const env = (namespace: string) => ({ TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: namespace, DURABLE_RL_STORE: path.join(tmp, 'store'), DURABLE_RL_RUNS: path.join(tmp, 'runs') });
 /** The job's exit, or a failure naming what it printed if it has not ended within `ms` (the old code hung). */
 const exitWithin = async (main: ReturnType<typeof startMain>, ms: number): Promise<MainExit> => {
   let timer: NodeJS.Timeout | undefined;

@@ -13,7 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { freePort, startDevServer, type RunningServer } from '../../scripts/lib/dev-server';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { progressQuery } from '../../workflows/shared';
-import { tempStore, tinyRunConfig } from '../helpers/temporal';
+import { tinyRunConfig } from '../helpers/temporal';
 import { killMainProcesses, startMain } from '../helpers/main-job';
 import { waitFor } from '../helpers/wait';
 
@@ -43,7 +43,7 @@ it('waits out a 60 s outage of the server mid-run, saying so, and the run finish
   // SFT in chunks of one step, so the outage falls between activities of a run still going.
   fs.writeFileSync(configFile, JSON.stringify(tinyRunConfig({ sft: { steps: 12, batchSize: 4, stepsPerActivity: 1, warmupSteps: 1 } })));
   const workflowId = `main-outage-${Date.now()}`;
-  const main = startMain(['--config', configFile, '--workflow-id', workflowId], { TEMPORAL_ADDRESS: server!.address, TEMPORAL_NAMESPACE: '', DURABLE_RL_STORE: tempStore('main-outage').root, DURABLE_RL_RUNS: runsDir });
+  const main = startMain(['--config', configFile, '--workflow-id', workflowId], { TEMPORAL_ADDRESS: server!.address, TEMPORAL_NAMESPACE: '', DURABLE_RL_STORE: path.join(tmp, 'store'), DURABLE_RL_RUNS: runsDir });
   const connection = await Connection.connect({ address: server!.address });
   const handle = new Client({ connection }).workflow.getHandle(workflowId);
   await waitFor('SFT under way', async () => ((await handle.query(progressQuery)).step >= 2 ? true : undefined), 180_000);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { progressQuery } from '../../workflows/shared';
-import { createTestNamespace, tempStore, testAddress, tinyRunConfig, uniqueId } from '../helpers/temporal';
+import { createTestNamespace, testAddress, tinyRunConfig, uniqueId } from '../helpers/temporal';
 import { killMainProcesses, startMain, type MainExit } from '../helpers/main-job';
 import { waitFor } from '../helpers/wait';
 
@@ -46,7 +46,7 @@ it('stops on SIGTERM and on SIGINT mid-run, leaving the run for --resume, which 
   const runsDir = path.join(tmp, 'runs');
   const configFile = path.join(tmp, 'config.json');
   fs.writeFileSync(configFile, JSON.stringify(tinyRunConfig({ sft: { steps: 24, batchSize: 4, stepsPerActivity: 1, warmupSteps: 1 } })));
-  const env = { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: namespace, DURABLE_RL_STORE: tempStore('main-signals').root, DURABLE_RL_RUNS: runsDir };
+  const env = { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_NAMESPACE: namespace, DURABLE_RL_STORE: path.join(tmp, 'store'), DURABLE_RL_RUNS: runsDir };
   const workflowId = uniqueId('main-signals');
   const handle = client.workflow.getHandle(workflowId);
   const atStep = (n: number) => waitFor(`SFT step ${n}`, async () => ((await handle.query(progressQuery)).step >= n ? true : undefined), 180_000);
