@@ -15,7 +15,7 @@ import { evaluateHorizonPolicy, type HorizonEvalOptions, type HorizonEvalReport 
 import { evaluateEpisodeAccuracy, type EpisodeAccuracyOptions, type EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
-import { loadTokenizer } from '../src/model/tokenizer';
+import { loadServedTokenizer, loadTokenizer } from '../src/model/tokenizer';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { describeTokenMismatch } from '../src/model/token-mismatch';
 import { closeTurn } from '../src/planact/protocol';
@@ -147,10 +147,9 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       remote = (async () => {
         let tok: TextTokenizer;
         try {
-          tok = ref.tokenizer ? loadTokenizer(ref.tokenizer) : tokenizer();
+          tok = ref.tokenizer ? loadServedTokenizer(ref.tokenizer) : tokenizer();
         } catch (err) {
-          // The Plan/Act protocol ends turns with its own <|eos|> token: a tokenizer without it cannot serve.
-          throw new RemoteEngineRequestError(0, 'server-config', `inference.openai.tokenizer ${ref.tokenizer}: ${(err as Error).message} (the Plan/Act protocol needs the served tokenizer to have its <|eos|> and <|pad|> tokens)`);
+          throw new RemoteEngineRequestError(0, 'server-config', `inference.openai.tokenizer ${ref.tokenizer}: ${(err as Error).message}`);
         }
         const probe = `Compute: 17+25*3\nACT 1: 17+25\n<calc>17+25</calc>\n<result>42</result>\n${tok.eosToken}`;
         const served = await serverTokenize(ref.baseUrl, ref.model, probe);

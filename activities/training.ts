@@ -20,13 +20,9 @@ import { initTfBackend } from '../src/model/backend';
 import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from '../src/model/checkpoint';
 import { initWeights } from '../src/model/init';
 import { exportOnnx, readOnnxMetadata } from '../src/model/onnx-export';
-import { loadTokenizer, tokenizerFromJson } from '../src/model/tokenizer';
-import { readHfDir } from '../src/model/hf-dir';
-import { HfFormatError } from '../src/model/hf-export';
+import { loadTokenizer } from '../src/model/tokenizer';
+import { readHfStartingPolicy, refuseOtherShape, StartingPolicyError } from '../src/model/starting-policy';
 import { sha256Hex } from '../src/store/blob-keys';
-
-/** A text with every kind of token the protocol uses: two tokenizers that agree on it agree on the run's text. */
-const TOKENIZER_CHECK = 'Compute: 17+25*3-(8/2)\nACT 1: 17+25\nRESULT 1: 42\nANSWER: 71\n<calc>17+25</calc>\n<result>42</result>\n<|eos|>';
 import { runGrpoUpdate, type GrpoUpdateResult } from '../src/rl/grpo-update';
 import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
@@ -299,7 +295,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       }
       const ckpt = decodeCheckpoint(await store.get(ref));
       heartbeatIfActivity('decoded');
-      refuseOtherShape('init.fromRun', input.model, ckpt.config, `'${input.fromRun}'`);
+      asConfigFailure('init.fromRun', () => refuseOtherShape(input.model, ckpt.config, `'${input.fromRun}'`));
       const madeFrom = { activity: 'checkpointFromRun', checkpoint: `${ref.sha256} (step ${step} of workflow id '${input.fromRun}')` };
       return refuseOtherInputs(() => saveCheckpoint(input.runId, ckpt, madeFrom, true));
     },
@@ -310,19 +306,8 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
      * demonstration would mean other tokens to it.
      */
     async checkpointFromHf(input: CheckpointFromHfInput): Promise<CheckpointInfo> {
-      let imported: ReturnType<typeof readHfDir>;
-      try {
-        imported = readHfDir(input.dir);
-        heartbeatIfActivity('read');
-      } catch (err) {
-        if (err instanceof HfFormatError) throw ApplicationFailure.nonRetryable(`init.fromHf: ${err.message}`, 'ConfigError');
-        throw err;
-      }
-      const tok = loadTokenizer();
-      if (tokenizerFromJson(JSON.parse(imported.tokenizerJson) as object).encode(TOKENIZER_CHECK).join() !== tok.encode(TOKENIZER_CHECK).join() || imported.config.vocabSize !== tok.vocabSize) {
-        throw ApplicationFailure.nonRetryable(`init.fromHf: ${input.dir}/tokenizer.json is not the project's tokenizer (assets/tokenizer.json), which the run's prompts and demonstrations are encoded with`, 'ConfigError');
-      }
-      refuseOtherShape('init.fromHf', input.model, imported.config, input.dir);
+      const imported = asConfigFailure('init.fromHf', () => readHfStartingPolicy(input.dir, input.model));
+      heartbeatIfActivity('read');
       const ckpt: Checkpoint = { config: imported.config, weights: imported.weights, step: 0 };
       const bytes = encodeCheckpoint(ckpt);
       const madeFrom = { activity: 'checkpointFromHf', checkpoint: `${sha256Hex(bytes)} (step 0 of ${input.dir})` };
@@ -381,16 +366,14 @@ function heartbeatIfActivity(details: string): void {
   ctx.heartbeat(details);
 }
 
-/** The keys of model.* that shape the embedded policy (model.arch is gpt2 here: the config refuses others for tfjs). */
-const GPT_SHAPE_KEYS = ['dModel', 'nLayers', 'nHeads', 'dFf', 'maxSeq'] as const;
-type GptShape = Pick<RunConfig['model'], (typeof GPT_SHAPE_KEYS)[number]>;
-
-/** A starting policy must have the run's shape (model.*): a ConfigError naming every key that differs. */
-function refuseOtherShape(key: string, model: RunConfig['model'], found: GptShape, where: string): void {
-  const mismatch = GPT_SHAPE_KEYS.filter((k) => found[k] !== model[k]);
-  if (mismatch.length === 0) return;
-  const what = mismatch.map((k) => `model.${k} is ${model[k]} here but ${found[k]} in ${where}`).join('; ');
-  throw ApplicationFailure.nonRetryable(`${key}: ${what}`, 'ConfigError');
+/** `check`'s result; a StartingPolicyError (src/model/starting-policy.ts) as a non-retryable ConfigError naming `key`. */
+function asConfigFailure<T>(key: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof StartingPolicyError) throw ApplicationFailure.nonRetryable(`${key}: ${err.message}`, 'ConfigError');
+    throw err;
+  }
 }
 
 export type TrainingActivities = ReturnType<typeof createTrainingActivities>;

@@ -7,6 +7,7 @@
  */
 import { ConfigError } from '../src/config/errors';
 import { checkRunConfig, readConfigFile } from '../src/config/load';
+import { checkStartable } from '../src/config/start-checks';
 import { parseSetArgs, printConfig, setPath } from './lib/config-set';
 import { runMain } from './lib/run-main';
 
@@ -25,7 +26,8 @@ function main(): number {
     if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, [{ path: '', message: 'not a mapping of settings' }]);
     const changed = config as Record<string, unknown>;
     for (const [key, value] of sets) setPath(changed, key, value);
-    checkRunConfig(changed, `${file} with ${sets.map(([k]) => `--set ${k}`).join(', ') || 'nothing changed'}`);
+    const source = `${file} with ${sets.map(([k]) => `--set ${k}`).join(', ') || 'nothing changed'}`;
+    checkStartable(checkRunConfig(changed, source), source);
     return changed;
   });
 }

@@ -1,22 +1,25 @@
 /**
- * The main job: validate the config, make sure a Temporal server is up, start the workers for
- * every queue in this process (for asynchronous RL the training queue's in a child process),
- * start trainingRun through the Temporal CLI, show progress until it
- * finishes, print the result and where to inspect it. Exits non-zero on failure.
+ * The main job: validate the config (what the run's activities would refuse too,
+ * src/config/start-checks.ts), make sure a Temporal server is up and its namespace has the
+ * project's search attributes, start the workers for every queue in this process (for asynchronous
+ * RL the training queue's in a child process), start trainingRun through the Temporal CLI, show
+ * progress until it finishes, print the result and where to inspect it. Exits non-zero on failure,
+ * on a run that cannot go on, and on SIGINT/SIGTERM (workers drained, the run left on the server
+ * for --resume); a server outage is waited out.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadRunConfig } from '../src/config/load';
 import { parseRunConfig } from '../src/config/parse';
 import { ConfigError } from '../src/config/errors';
+import { checkStartable } from '../src/config/start-checks';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import { createWorkers, defaultStore } from '../workers/create-workers';
 import { progressQuery, TASK_QUEUES } from '../workflows/shared';
-import type { RunProgress, TrainingRunResult } from '../src/contracts/training-run';
+import type { TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer } from './lib/local-server';
 import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
@@ -27,6 +30,12 @@ import { ensureNamespace } from './lib/namespace';
 import { startWorkerProcess, type WorkerProcessOptions } from './lib/worker-process';
 import { startTorchWorker } from './lib/torch-worker';
 import { reniceProcess } from './lib/niced';
+import { followProgress, progressDisplay } from './lib/progress-display';
+import { listenForStopSignals, signalExitCode } from './lib/stop-signals';
+import type { StuckTask } from './lib/stuck-workflow-task';
+import { waitForRun } from './lib/wait-for-run';
+import { missingSearchAttributes, NamespaceSetupError, searchAttributeCommands } from '../workers/namespace-setup';
+import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes';
 
 /**
  * Niceness of the rollout side (this process, the local dev server, a vLLM started here) in an
@@ -68,6 +77,8 @@ async function main(): Promise<number> {
     } else {
       config = loadRunConfig(opts.config);
       if (opts.seed !== undefined) config = parseRunConfig({ ...config, seed: Number(opts.seed) }, `${opts.config} with --seed ${opts.seed}`);
+      // What the run's activities would refuse once it started (a starting policy that cannot load, say), refused now.
+      checkStartable(config, opts.config, { workflow: 'trainingRun' });
     }
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -86,10 +97,40 @@ async function main(): Promise<number> {
       log.write(`${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} ${entry.level} ${entry.message} ${JSON.stringify(entry.meta ?? {}, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}\n`);
       if (entry.level === 'ERROR') console.error(`[worker] ${entry.message}`);
     }),
+    // The SDK's own warnings (a call retried while the server is away: hundreds a minute) to the log too.
+    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) } },
+    // This process stops its workers itself on a signal (below), and then ends.
+    shutdownSignals: [],
+  });
+
+  // What was started here, stopped in reverse order when the job ends (or is stopped before its run started).
+  const teardown: Array<() => Promise<unknown>> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const step of teardown.splice(0).reverse()) await step();
+  };
+  let runStarted = false;
+  const stop = listenForStopSignals();
+  void stop.received.then(async (signal) => {
+    if (runStarted) return;
+    // Nothing of the run exists yet: nothing to leave resumable.
+    console.error(`\n${signal}: stopping before the run started`);
+    await stopAll();
+    process.exit(signalExitCode(signal));
   });
 
   const server = await ensureServer();
   console.log(`Temporal server: ${server.address}${server.startedHere ? ' (started dev server, SQLite .data/temporal.db)' : ''}`);
+
+  // TEMPORAL_NAMESPACE as the separate workers read it (workers/worker-config.ts; empty is unset):
+  // created if need be, with the project's search attributes (without them its runs would hang).
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  try {
+    await ensureNamespace(server.address, namespace, { log: (line) => console.log(line) });
+  } catch (err) {
+    if (!(err instanceof NamespaceSetupError)) throw err;
+    console.error(err.message);
+    return 2;
+  }
 
   // Asynchronous RL trains while rollouts run: tfjs's synchronous training would hold this
   // process's event loop, and the rollouts with it, so the trainer gets a process of its own; and
@@ -97,13 +138,13 @@ async function main(): Promise<number> {
   const trainerApart = (config.rl.async?.maxStaleness ?? 0) >= 1;
   // configs/vllm.yaml: a real vLLM serves the RL rollouts; started here when it is not running yet.
   const vllm = await ensureRemoteEngine(config, trainerApart ? { nice: ROLLOUT_NICE } : {});
-  if (vllm) console.log(`vLLM: ${vllm.baseUrl}/v1 (pid ${vllm.pid}), stopped when the run ends`);
+  if (vllm) {
+    teardown.push(() => vllm.stop());
+    console.log(`vLLM: ${vllm.baseUrl}/v1 (pid ${vllm.pid}), stopped when the run ends`);
+  }
 
-  // TEMPORAL_NAMESPACE as the separate workers read it (workers/worker-config.ts; empty is unset);
-  // a namespace other than "default" is registered with the project's search attributes if need be.
-  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-  if (namespace !== 'default') await ensureNamespace(server.address, namespace);
   const nativeConnection = await NativeConnection.connect({ address: server.address });
+  teardown.push(() => nativeConnection.close());
   // trainer.backend torch: the PyTorch worker serves the training activities, a process of its own.
   const torchTrainer = config.trainer?.backend === 'torch';
   const trainer = torchTrainer
@@ -111,7 +152,10 @@ async function main(): Promise<number> {
     : trainerApart
       ? await startWorkerProcess(trainerProcessOptions(server.address, namespace))
       : undefined;
-  if (trainer) console.log(`trainer:     ${torchTrainer ? 'the torch worker' : 'a process of its own'} (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)})${trainerApart ? ', for asynchronous RL' : ''}`);
+  if (trainer) {
+    teardown.push(() => trainer.stop());
+    console.log(`trainer:     ${torchTrainer ? 'the torch worker' : 'a process of its own'} (pid ${trainer.pid}, log ${path.relative(REPO_ROOT, trainer.logFile)})${trainerApart ? ', for asynchronous RL' : ''}`);
+  }
   if (trainer && trainerApart) {
     // After the trainer started (it keeps its priority), before this process's workers start their threads (they inherit).
     reniceProcess(process.pid, ROLLOUT_NICE);
@@ -125,6 +169,11 @@ async function main(): Promise<number> {
     store: defaultStore(),
   });
   const running = workers.map((w) => w.run());
+  // Drained: shutdown lets the activities in flight end (cancelled, retried by the workers of a resumed job).
+  teardown.push(async () => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    await Promise.allSettled(running);
+  });
 
   const workflowId = opts.resume ?? opts.workflowId ?? `${config.experiment}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const inputFile = path.join(runsDir, `${workflowId}.input.json`);
@@ -132,7 +181,9 @@ async function main(): Promise<number> {
     fs.mkdirSync(runsDir, { recursive: true });
     fs.writeFileSync(inputFile, JSON.stringify(config, null, 2));
   }
-  const connection = await Connection.connect({ address: server.address });
+  // Reconnects within seconds of a server's return (gRPC's backoff otherwise grows to 2 minutes).
+  const connection = await Connection.connect({ address: server.address, channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 2_000 } });
+  teardown.push(() => connection.close());
   const client = new Client({ connection, namespace });
   const handle = client.workflow.getHandle(workflowId);
   if (opts.resume && (await isRunning(handle))) {
@@ -151,26 +202,42 @@ async function main(): Promise<number> {
     console.log(`$ temporal ${startArgs.join(' ')}`);
     runTemporalCli(startArgs);
   }
+  runStarted = true;
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
   console.log(`worker log:  ${path.relative(REPO_ROOT, logFile)}`);
 
-  const stopProgress = showProgress(() => handle.query(progressQuery));
-
+  const display = progressDisplay();
+  // Bounded: a query sent as the server went away may never be answered, and would hold the next ones back.
+  const stopProgress = followProgress(() => connection.withDeadline(Date.now() + 10_000, () => handle.query(progressQuery)), display);
+  // The job stops here, the run kept on the server, on a signal or (asynchronous RL) when its
+  // trainer process dies: the run would wait for a training worker.
+  const interrupt = Promise.race([
+    stop.received.then((signal) => ({ why: `${signal} received`, code: signalExitCode(signal) })),
+    ...(trainer ? [trainer.exited.then((why) => ({ why, code: 1 }))] : []),
+  ]);
+  const end = await waitForRun({ handle, service: connection.workflowService, namespace, address: server.address, interrupt, say: (line) => display.log(line) });
+  stopProgress();
+  const resume = `continue it with --resume ${workflowId}:\n  bash scripts/main.sh --resume ${workflowId}`;
   let code = 0;
-  try {
-    // A trainer process that dies leaves the run waiting for a training worker: stop here, and the
-    // run, kept on the server, goes on with --resume.
-    const trainerGone = trainer?.exited.then((why) => Promise.reject(new TrainerExited(`${why}; the run stays on the server: continue it with --resume ${workflowId}`)));
-    const result = (await (trainerGone ? Promise.race([handle.result(), trainerGone]) : handle.result())) as TrainingRunResult;
-    stopProgress();
-    console.log(formatResult(result));
-    // The result beside the input, for scripts/summarize-runs.ts and anyone comparing runs later.
-    fs.writeFileSync(path.join(runsDir, `${workflowId}.result.json`), JSON.stringify(result, null, 2));
-  } catch (err) {
-    stopProgress();
-    console.error(err instanceof TrainerExited ? `run ${workflowId} stopped here: ${err.message}` : `run ${workflowId} failed: ${describeFailure(err)}`);
-    code = 1;
+  switch (end.kind) {
+    case 'completed':
+      console.log(formatResult(end.result as TrainingRunResult));
+      // The result beside the input, for scripts/summarize-runs.ts and anyone comparing runs later.
+      fs.writeFileSync(path.join(runsDir, `${workflowId}.result.json`), JSON.stringify(end.result, null, 2));
+      break;
+    case 'failed':
+      console.error(`run ${workflowId} failed: ${describeFailure(end.error)}`);
+      code = 1;
+      break;
+    case 'stuck':
+      console.error(`run ${workflowId} cannot go on: ${await describeStuck(end.task, connection, namespace, server.address)}\nThe run stays on the server: once that is fixed, ${resume}`);
+      code = 1;
+      break;
+    case 'interrupted':
+      console.error(`run ${workflowId} stopped here: ${end.why}; this process's workers stop, and the run stays on the server: ${resume}`);
+      code = end.code;
+      break;
   }
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) {
@@ -179,16 +246,17 @@ async function main(): Promise<number> {
       ? 'The dev server keeps running for the Web UI; stop it with `npm run server:stop`, reopen later with `npm run ui`.'
       : 'The dev server was already running and keeps running.');
   }
-  for (const w of workers) w.shutdown();
-  await Promise.all([...running, trainer?.stop()]);
-  await nativeConnection.close();
-  await connection.close();
-  await vllm?.stop();
+  await stopAll();
   return code;
 }
 
-/** The main job's trainer process ended while the run went on (asynchronous RL). */
-class TrainerExited extends Error {}
+/** A workflow task that keeps failing, and what fixes it where the project knows. */
+async function describeStuck(task: StuckTask, connection: Connection, namespace: string, address: string): Promise<string> {
+  const what = `the workflow task of ${task.workflowId} failed ${task.attempt - 1} times in a row (${task.cause}: ${task.message}), and no retry fixes that.`;
+  if (task.cause !== 'BAD_SEARCH_ATTRIBUTES') return what;
+  const missing = await missingSearchAttributes(connection, namespace).catch(() => Object.keys(SEARCH_ATTRIBUTE_TYPES));
+  return `${what} Register the search attributes the namespace lacks:\n${searchAttributeCommands(missing, namespace, address).map((c) => `  ${c}`).join('\n')}`;
+}
 
 /**
  * The trainer process (the tfjs one apart for asynchronous RL, or the torch worker) connects as this
@@ -223,61 +291,6 @@ async function isRunning(handle: WorkflowHandle): Promise<boolean> {
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
-}
-
-/** Polls the progress query once a second into a progress bar (plain lines when not a TTY). */
-function showProgress(poll: () => Promise<RunProgress>): () => void {
-  const bar = new cliProgress.SingleBar(
-    {
-      format: 'trainingRun [{bar}] {value}/{total} steps | {phase} | loss {loss} | {rlText}eval {evalText}',
-      noTTYOutput: true,
-      notTTYSchedule: 10_000,
-      hideCursor: true,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  /** Asynchronous RL: the last step's staleness (versions: samples) and how idle trainer and inference were. */
-  const scheduleText = (s: NonNullable<RunProgress['lastSchedule']>): string =>
-    `stale {${Object.entries(s.staleness).map(([k, n]) => `${k}:${n}`).join(' ')}} idle trainer ${pct(s.trainerIdle)} inference ${pct(s.inferenceIdle)}${s.droppedStale > 0 ? ` dropped ${s.droppedStale}` : ''}${s.partial ? ` partial ${s.partial}` : ''}`;
-  let started = false;
-  let stopped = false;
-  const tick = async (): Promise<void> => {
-    try {
-      const p = await poll();
-      const payload = {
-        phase: p.phase,
-        loss: p.lastLoss === undefined ? '-' : p.lastLoss.toFixed(3),
-        rlText: p.rlStep !== undefined ? `rl ${p.rlStep}: reward ${p.lastReward?.toFixed(2)} acc ${pct(p.lastAccuracy ?? 0)}${p.lastSchedule ? ` ${scheduleText(p.lastSchedule)}` : ''} | ` : '',
-        evalText: p.lastRlEval
-          ? `rl@${p.lastRlEval.step}: greedy ${pct(p.lastRlEval.greedy.accuracy)}${p.lastRlEval.sampled ? ` sampled ${pct(p.lastRlEval.sampled.accuracy)}` : ''}`
-          : p.lastEval
-            ? `@${p.lastEval.step}: planner ${pct(p.lastEval.plannerAccuracy)} actor ${pct(p.lastEval.actorAccuracy)} episode ${pct(p.lastEval.episodeAccuracy)}`
-            : '-',
-      };
-      if (!started) {
-        bar.start(p.totalSteps, p.step, payload);
-        started = true;
-      } else {
-        // The total is known only once the run has its starting checkpoint (init.fromRun counts on from its step).
-        if (bar.getTotal() !== p.totalSteps) bar.setTotal(p.totalSteps);
-        bar.update(p.step, payload);
-      }
-    } catch {
-      // The query fails until the workflow's first task has run; try again next tick.
-    }
-  };
-  const timer = setInterval(() => void tick(), 1000);
-  return () => {
-    if (stopped) return;
-    stopped = true;
-    clearInterval(timer);
-    if (started) bar.stop();
-  };
-}
-
-function pct(x: number | undefined): string {
-  if (x === undefined) return '–';
-  return `${(100 * x).toFixed(0)}%`;
 }
 
 function describeFailure(err: unknown): string {

@@ -1,7 +1,8 @@
 /**
  * Shared entry logic: read the process's settings (flags or environment, workers/worker-config.ts),
- * open the blob store, connect to Temporal, optionally serve metrics, and run the workers for the
- * given queues until SIGINT/SIGTERM. Each workers/<queue>.ts file is a one-line call of this.
+ * open the blob store, connect to Temporal (a process that runs workflows makes sure its namespace has
+ * the project's search attributes), optionally serve metrics, and run the workers for the given
+ * queues until SIGINT/SIGTERM. Each workers/<queue>.ts file is a one-line call of this.
  */
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
@@ -9,6 +10,7 @@ import { DATA_DIR } from '../src/paths';
 import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/shared';
 import { failDeadWorkersAttempts, register, thisWorker } from './attempt-journal';
+import { ensureNamespaceReady, NamespaceSetupError } from './namespace-setup';
 import { activityMetrics } from './metrics/activity-metrics';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
 import { ProjectMetrics } from './metrics/project-metrics';
@@ -43,6 +45,8 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
     // The attempts dead predecessors held are failed first: loading the activities (the model code,
     // tfjs, ONNX Runtime) takes seconds on a busy host, and blocks this thread while it does.
     if (journal) (await failDeadWorkersAttempts(connection, journal)).forEach(log);
+    // Workflow code sets the project's search attributes: without them its tasks fail forever.
+    if (queues.includes('orchestration')) await ensureNamespaceReady(connection, namespace, { address, log: (line) => console.log(`[worker ${process.pid}] ${line}`) });
     const { createWorkers } = await import('./create-workers');
     const interceptors = metrics ? [activityMetrics(metrics.project)] : [];
     const workers = await createWorkers({
@@ -83,7 +87,8 @@ function exitWithParent(): void {
 export function main(queues: readonly TaskQueueName[]): void {
   runWorkerProcess(queues, process.argv.slice(2)).catch((err: unknown) => {
     // A bad setting is the user's to fix: its message names it, a stack trace would only bury it.
-    console.error(err instanceof WorkerConfigError ? `${err.name}: ${err.message}` : err);
-    process.exit(err instanceof WorkerConfigError ? 2 : 1);
+    const yours = err instanceof WorkerConfigError || err instanceof NamespaceSetupError;
+    console.error(yours ? `${err.name}: ${err.message}` : err);
+    process.exit(yours ? 2 : 1);
   });
 }

@@ -32,6 +32,8 @@ export interface DevServerOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
   /** Start it under `nice -n <nice>` (every thread of it; scripts/lib/niced.ts): a benchmark that favours another process. */
   nice?: number;
+  /** false: without the project's search attributes in namespace default, as a server set up elsewhere may be (tests). */
+  searchAttributes?: boolean;
 }
 
 export function devServerArgs(opts: DevServerOptions): string[] {
@@ -39,7 +41,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   if (opts.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(opts.uiPort));
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
+  if (opts.searchAttributes !== false) for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
   for (const kv of [
     // update-with-start (the rollout barrier) and fresh search-attribute caches for just-registered keys.
     'frontend.enableExecuteMultiOperation=true',

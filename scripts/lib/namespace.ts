@@ -1,40 +1,16 @@
 /**
- * Makes sure a namespace exists with the project's search attributes, so a deployment can keep its
- * runs apart from the main job's (whose in-process workers use the local folder store in "default").
- * Idempotent: an existing namespace or attribute is left as it is.
+ * Makes sure a namespace exists with the project's search attributes, registering what is missing
+ * (workers/namespace-setup.ts; a NamespaceSetupError says what to run where the server refuses).
+ * The main job calls it for the namespace it uses, "default" included; scripts/scale-local.ts for
+ * the namespace that keeps a deployment's runs apart from the main job's.
  */
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
-import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
+import { ensureNamespaceReady } from '../../workers/namespace-setup';
 
-const INDEXED = temporal.api.enums.v1.IndexedValueType;
-const INDEXED_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
-  Keyword: INDEXED.INDEXED_VALUE_TYPE_KEYWORD,
-  Int: INDEXED.INDEXED_VALUE_TYPE_INT,
-  Bool: INDEXED.INDEXED_VALUE_TYPE_BOOL,
-};
-
-export async function ensureNamespace(address: string, namespace: string, retentionDays = 7): Promise<void> {
+export async function ensureNamespace(address: string, namespace: string, opts: { retentionDays?: number; log?: (line: string) => void } = {}): Promise<void> {
   const connection = await Connection.connect({ address });
   try {
-    try {
-      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(`${retentionDays} days`) });
-    } catch (err) {
-      if (!/already exists/i.test(String(err))) throw err;
-    }
-    const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTE_TYPES).map(([name, type]) => [name, INDEXED_TYPES[type]!]));
-    // A namespace just registered takes a moment to be known to every service.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
-        return;
-      } catch (err) {
-        if (/already exists/i.test(String(err))) return;
-        if (attempt >= 50) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    await ensureNamespaceReady(connection, namespace, { address, create: true, ...opts });
   } finally {
     await connection.close();
   }

@@ -98,6 +98,19 @@ export function loadTokenizer(file: string = DEFAULT_TOKENIZER_PATH): TextTokeni
   return tok;
 }
 
+/**
+ * A served model's tokenizer.json (inference.openai.tokenizer), or an Error saying why the Plan/Act
+ * protocol cannot use it. The inference workers load it, and the main job before it starts a run.
+ */
+export function loadServedTokenizer(file: string): TextTokenizer {
+  try {
+    return loadTokenizer(file);
+  } catch (err) {
+    // The protocol ends turns with its own <|eos|> token: a tokenizer without it cannot serve.
+    throw new Error(`${(err as Error).message} (the Plan/Act protocol needs the served tokenizer to have its <|eos|> and <|pad|> tokens)`);
+  }
+}
+
 export interface TextSegment {
   text: string;
   /** true: model-written, trained on (loss mask 1); false: prompt or environment text. */

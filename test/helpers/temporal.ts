@@ -7,14 +7,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
-import { temporal } from '@temporalio/proto';
+import { Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
-import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/search-attributes';
+import { ensureNamespaceReady } from '../../workers/namespace-setup';
 import { TASK_QUEUES, type TaskQueueName } from '../../workflows/shared';
 import { tempStore } from './store';
 import { tinyRunConfig } from '../../scripts/lib/scenarios';
@@ -59,32 +57,14 @@ function quietRuntime(): void {
   }
 }
 
-const INDEXED = temporal.api.enums.v1.IndexedValueType;
-const INDEXED_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
-  Keyword: INDEXED.INDEXED_VALUE_TYPE_KEYWORD,
-  Int: INDEXED.INDEXED_VALUE_TYPE_INT,
-  Bool: INDEXED.INDEXED_VALUE_TYPE_BOOL,
-};
-
-/** Registers a fresh namespace with the project's search attributes. */
+/** Registers a fresh namespace with the project's search attributes (as the main job makes sure of its own). */
 export async function createTestNamespace(label: string): Promise<string> {
   const namespace = uniqueId(label);
-  const bootstrap = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
+  const connection = await Connection.connect({ address: testAddress() });
   try {
-    await bootstrap.connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-    const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTE_TYPES).map(([name, type]) => [name, INDEXED_TYPES[type]!]));
-    // A namespace just registered can take a moment to be known to every service.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await bootstrap.connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
-        break;
-      } catch (err) {
-        if (attempt >= 50) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    await ensureNamespaceReady(connection, namespace, { address: testAddress(), create: true, retentionDays: 1 });
   } finally {
-    await bootstrap.teardown();
+    await connection.close();
   }
   return namespace;
 }

@@ -1,0 +1,44 @@
+/**
+ * Refusals that need no workflow run, made where a config is loaded to start one (the main job,
+ * scripts/config-set.ts) instead of by an activity after the workflow started: the files a config
+ * names (a starting policy, a served tokenizer) read from this machine, and the keys the workflow
+ * it starts would ignore. The activities keep their refusals, made by the same functions: a worker
+ * may see another filesystem, and a workflow can be started without this check.
+ */
+import { loadServedTokenizer } from '../model/tokenizer';
+import { checkHfArchitecture, readHfStartingPolicy, StartingPolicyError } from '../model/starting-policy';
+import { ConfigError } from './errors';
+import type { RunConfig } from './schema';
+import { keysIgnoredBy, type ConfigConsumer, type KeyProblem } from './workflow-keys';
+
+/** What would refuse `cfg` after its workflow started, read now; `consumer`: the workflow it starts, if known. */
+export function startProblems(cfg: RunConfig, consumer?: ConfigConsumer): KeyProblem[] {
+  const problems: KeyProblem[] = consumer ? keysIgnoredBy(cfg, consumer) : [];
+  const { fromHf } = cfg.init;
+  if (fromHf !== undefined) {
+    try {
+      // The torch trainer reads any architecture (python/durable_rl_torch checkpointFromHf, which
+      // checks shape and tokenizer): here only that the directory is of the run's model.arch.
+      if (cfg.trainer?.backend === 'torch') checkHfArchitecture(fromHf, cfg.model.arch ?? 'gpt2');
+      else readHfStartingPolicy(fromHf, cfg.model);
+    } catch (err) {
+      if (!(err instanceof StartingPolicyError)) throw err;
+      problems.push({ path: 'init.fromHf', message: err.message });
+    }
+  }
+  const served = cfg.inference.openai?.tokenizer;
+  if (served !== undefined) {
+    try {
+      loadServedTokenizer(served);
+    } catch (err) {
+      problems.push({ path: 'inference.openai.tokenizer', message: `${served}: ${(err as Error).message}` });
+    }
+  }
+  return problems;
+}
+
+/** Throws a ConfigError (`source` names the config) listing startProblems, if any. */
+export function checkStartable(cfg: RunConfig, source: string, consumer?: ConfigConsumer): void {
+  const problems = startProblems(cfg, consumer);
+  if (problems.length > 0) throw new ConfigError(source, problems);
+}
