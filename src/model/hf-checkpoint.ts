@@ -7,7 +7,6 @@
  */
 import { getJson, type BlobStore } from '../store/blob-store';
 import type { BlobRef } from '../domain/types';
-import type { WeightsInfo } from '../contracts/weights';
 import { HfFormatError, importHf } from './hf-export';
 import { exportOnnx } from './onnx-export';
 import { exportLlamaOnnx, readLlamaConfig } from './llama-onnx';
@@ -32,15 +31,22 @@ export async function readHfManifest(store: BlobStore, ref: BlobRef): Promise<Hf
   return m;
 }
 
+/** Published weights as far as serving them goes (src/contracts/weights.ts WeightsInfo has these fields). */
+interface PublishedWeights {
+  version: number;
+  onnx?: BlobRef;
+  hf?: BlobRef;
+}
+
 /** The blob-store key of published weights: one engine per distinct weights, whichever trainer made them. */
-export function weightsKey(weights: WeightsInfo): string {
+export function weightsKey(weights: PublishedWeights): string {
   const ref = weights.onnx ?? weights.hf;
   if (!ref) throw new Error(`weights v${weights.version} carry neither an ONNX nor a Hugging Face checkpoint reference`);
   return ref.sha256;
 }
 
 /** The ONNX graph of published weights: the tfjs trainer's as stored, the torch trainer's GPT-2 exported on the way. */
-export async function onnxOfWeights(store: BlobStore, weights: WeightsInfo): Promise<Uint8Array> {
+export async function onnxOfWeights(store: BlobStore, weights: PublishedWeights): Promise<Uint8Array> {
   if (weights.onnx) return store.get(weights.onnx);
   if (!weights.hf) throw new Error(`weights v${weights.version} carry neither an ONNX nor a Hugging Face checkpoint reference`);
   const m = await readHfManifest(store, weights.hf);

@@ -33,7 +33,7 @@ it("serves a LoRA checkpoint as peft's model with the adapter on", async () => {
       maxBuffer: 16 << 20,
     }).toString(),
   ) as { manifest: BlobRef; logprobs: number[][]; base: number[][] };
-  const onnx = await onnxOfWeights(new FsBlobStore(dir), { version: 1, step: 1, hf: made.manifest });
+  const onnx = await onnxOfWeights(new FsBlobStore(dir), { version: 1, hf: made.manifest });
   const config = JSON.parse(readOnnxMetadata(onnx)[ONNX_META.config]!) as GptConfig;
   const engine = await OrtEngine.create({ onnx, config, tokenizer: tok, weightVersion: 1 });
   let adapterGap = 0;

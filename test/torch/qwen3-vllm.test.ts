@@ -54,7 +54,7 @@ afterAll(async () => {
 
 async function engineOf(store: BlobStore, runId: string, version: number): Promise<OrtEngine> {
   const ref = (await store.getName(names.weights(runId, version)))!;
-  const onnx = await onnxOfWeights(store, { version, step: 0, hf: ref });
+  const onnx = await onnxOfWeights(store, { version, hf: ref });
   return OrtEngine.create({ onnx, config: JSON.parse(readOnnxMetadata(onnx)[ONNX_META.config]!) as GptConfig, tokenizer: loadTokenizer(), weightVersion: version });
 }
 
