@@ -24,7 +24,7 @@ from safetensors.torch import save as save_safetensors
 
 from .blob_store import BlobRef, BlobStore, get_json, put_json
 from .contracts import CheckpointInfo, TrainerConfig
-from .models import Placement, hf_config, load_pretrained, max_positions, tokenizer_files
+from .models import Placement, hf_config, load_pretrained, max_positions, tokenizer_files, use_gradient_checkpointing
 from .ts_checkpoint import GptConfig, decode_checkpoint, to_hf_state
 
 FORMAT = "durable-rl/hf-checkpoint/1"
@@ -151,7 +151,7 @@ def _gpt2_from_ts(cfg: GptConfig, weights: dict[str, np.ndarray], where: Placeme
     model.load_state_dict({k: torch.from_numpy(v) for k, v in to_hf_state(cfg, weights).items()}, strict=True)
     model.to(where.device)
     if gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        use_gradient_checkpointing(model)
     return model
 
 

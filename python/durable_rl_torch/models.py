@@ -123,9 +123,15 @@ def load_pretrained(directory: str | os.PathLike[str], where: Placement, gradien
     model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=torch.float32, attn_implementation="sdpa")
     model.to(where.device)
     if gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        use_gradient_checkpointing(model)
         model.config.use_cache = False
     return model
+
+
+def use_gradient_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute each decoder layer's activations in the backward pass instead of keeping them
+    (non-reentrant: works with frozen LoRA bases and keeps autocast in the recomputation)."""
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 def new_model(cfg: Any, seed: int) -> torch.nn.Module:

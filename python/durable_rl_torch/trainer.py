@@ -75,10 +75,12 @@ def shifted(src: Optional[Sequence[Sequence[float]]], rows: int, length: int, de
 
 def masked_logprobs(model: torch.nn.Module, p: Packed, mask: torch.Tensor, where: Placement, temperature: float = 1.0, want_entropy: bool = False, entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """log p(target) and entropy at the positions where mask > 0 ([rows, len], zeros elsewhere)."""
+    sel = mask > 0
+    # The head under autocast too: its matmul is a quarter of a Qwen3-0.6B update's FLOPs (logits are
+    # taken to float32 before the softmax), and float32 matmuls run at a fraction of a GPU's bf16 rate.
     with where.autocast():
         hidden = hidden_states(model, p.ids)
-    sel = mask > 0
-    lp, ent = target_logprobs(hidden[sel], head_weight(model), p.targets[sel], temperature, want_entropy, entropy_grad)
+        lp, ent = target_logprobs(hidden[sel], head_weight(model), p.targets[sel], temperature, want_entropy, entropy_grad)
     logp = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_scatter(sel, lp)
     entropy = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_scatter(sel, ent) if want_entropy else logp.new_zeros(mask.shape)
     return logp, entropy
