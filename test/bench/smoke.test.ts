@@ -11,7 +11,7 @@ import { REPO_ROOT } from '../../src/paths';
 const TABLE_ROW = /^\|.*\|\s*$/m;
 const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> = [
   ['generate', ['--batches', '1,4', '--tokens', '8', '--repeat', '1']],
-  ['train', ['--batch', '4', '--seq', '16', '--steps', '2'], /throughput: best \d+ tok\/s/],
+  ['train', ['--episodes', '4', '--repeat', '1'], [/^\| GRPO update, tfjs \| [\d.]+ \| [\d,]+ \|/m, /^\| GRPO update, torch \| [\d.]+ \| [\d,]+ \|/m, /^torch \/ tfjs tokens\/s: SFT [\d.]+x, GRPO update [\d.]+x$/m]],
   ['merge', ['--sizes', '100', '--reps', '1', '--pairwise-max', '100', '--pairwise-reps', '1']],
   ['hop-latency', ['--hops', '5', '--repeat', '1']],
   ['planact-overhead', ['--latency', '20', '--episodes', '1,2', '--repeat', '1', '--barrier-rollouts', '2', '--group', '2', '--batch-requests', 'true,false'], [/^\| 2 \| batched \| [\d.]+ \|/m, /^\| 2 \| one each \| [\d.]+ \|/m]],
