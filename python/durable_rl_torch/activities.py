@@ -101,6 +101,10 @@ class TrainingActivities:
         self._kept: Optional[tuple[str, Policy]] = None
         self._lock = device_lock or threading.Lock()
 
+    def handlers(self) -> list[Callable[..., Any]]:
+        """What the worker registers: every activity, under the TypeScript contract's names (activities/training.ts)."""
+        return [self.init_policy, self.train_sft, self.train_grpo, self.checkpoint_from_run, self.checkpoint_from_hf, self.publish_weights]
+
     # ---- loading and saving ----
 
     def _policy(self, info: CheckpointInfo, where: Placement, trainer: Optional[TrainerConfig]) -> Policy:
@@ -193,7 +197,7 @@ class TrainingActivities:
                     base_files = self._base_files(inp.checkpoint, policy)
                     policy = Policy(with_new_adapter(policy.model, lora, inp.step), policy.step, None, base_files)
                     fresh_adapter = True
-                all_samples = [s for ref in inp.samples for s in get_json(self.store, BlobRef.from_json(ref["ref"]))["samples"]]
+                all_samples = [s for sets in inp.samples for s in get_json(self.store, sets.ref)["samples"]]
                 keep = set(inp.keepGroups) if inp.keepGroups is not None else None
                 kept = lambda s: keep is None or s["metadata"].get("groupId") in keep
                 samples = [s for s in all_samples if kept(s)]
@@ -205,7 +209,7 @@ class TrainingActivities:
                     reference=self._reference(inp, policy, where), policy_version=inp.policyVersion, objective=inp.objective or "grpo",
                     progress=lambda p: heartbeat({"step": inp.step, **p}),
                 )
-                self._write_rollout_record(inp, all_samples, kept, update.per_sample)
+                self._write_rollout_record(inp, raw["samples"], all_samples, kept, update.per_sample)
                 info = self._save(inp.runId, Policy(policy.model, inp.step, optim.state(), policy.base_files), made_from)
             return {**update.numbers, "checkpoint": dump(info)}
 
@@ -248,7 +252,7 @@ class TrainingActivities:
 
         return loaded
 
-    def _write_rollout_record(self, inp: TrainGrpoInput, all_samples: list[dict[str, Any]], kept: Callable[[dict[str, Any]], bool], per_sample: list[dict[str, Any]]) -> None:
+    def _write_rollout_record(self, inp: TrainGrpoInput, sets: list[dict[str, Any]], all_samples: list[dict[str, Any]], kept: Callable[[dict[str, Any]], bool], per_sample: list[dict[str, Any]]) -> None:
         """What the update trained on, for the rollout viewer (activities/training.ts writeRolloutRecord)."""
         it = iter(per_sample)
         credit = [next(it) if kept(s) else {"advantage": 0, "status": "not-kept"} for s in all_samples]
@@ -260,7 +264,8 @@ class TrainingActivities:
             "policyVersion": inp.policyVersion if inp.policyVersion is not None else max([0, *versions]),
             "policyVersionKnown": inp.policyVersion is not None,
             "objective": inp.objective or "grpo",
-            "sets": inp.samples,
+            # The sets as the input holds them, as the tfjs trainer writes them.
+            "sets": sets,
             "credit": credit,
         }
         if inp.keepGroups is not None:

@@ -143,6 +143,41 @@ class LossPoint:
 
 
 @dataclass
+class TimelineSnaps:
+    """src/timeline/counts.ts TimelineCounts.snaps: survivors by SnapReason (src/timeline/types.ts)."""
+
+    text: Optional[int] = None
+    tokens: Optional[int] = None
+    tools: Optional[int] = None
+    author: Optional[int] = None
+    length: Optional[int] = None
+
+
+@dataclass
+class TimelineCounts:
+    """src/timeline/counts.ts: what timeline merging did to a sample set."""
+
+    captured: int
+    merged: int
+    tokensBefore: int
+    tokensAfter: int
+    driftRepaired: int
+    snaps: Optional[TimelineSnaps] = None
+
+
+@dataclass
+class SampleSetRef:
+    """src/contracts/plan-act.ts: one role's samples in the blob store, as the history keeps them."""
+
+    role: Literal["planner", "actor", "single"]
+    ref: BlobRef
+    samples: int
+    responseTokens: int
+    meanReward: float
+    timelines: Optional[TimelineCounts] = None
+
+
+@dataclass
 class InitPolicyInput:
     runId: str
     model: ModelConfig
@@ -166,7 +201,7 @@ class TrainSftInput:
 class TrainGrpoInput:
     runId: str
     checkpoint: CheckpointInfo
-    samples: list[dict[str, Any]]
+    samples: list[SampleSetRef]
     step: int
     rl: RlConfig
     resetOptimizer: Optional[bool] = None

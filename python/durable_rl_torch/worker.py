@@ -155,10 +155,9 @@ async def run(settings: WorkerSettings, interceptors: Sequence[Any] = ()) -> Non
     transformers.utils.logging.disable_progress_bar()
 
     acts = TrainingActivities(settings.store)
-    handlers = [acts.init_policy, acts.train_sft, acts.train_grpo, acts.checkpoint_from_run, acts.checkpoint_from_hf, acts.publish_weights]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-activity") as pool:
         worker = Worker(
-            client, task_queue=settings.task_queue, activities=handlers, activity_executor=pool, max_concurrent_activities=1, interceptors=list(interceptors)
+            client, task_queue=settings.task_queue, activities=acts.handlers(), activity_executor=pool, max_concurrent_activities=1, interceptors=list(interceptors)
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

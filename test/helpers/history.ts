@@ -49,3 +49,17 @@ export function longestNumberArray(value: unknown): number {
   if (value && typeof value === 'object') return Math.max(0, ...Object.values(value).map(longestNumberArray));
   return 0;
 }
+
+/** Every activity the history scheduled, in order: its type, first argument and (once completed) result, decoded. */
+export function recordedActivities(history: History): Array<{ type: string; input: unknown; result?: unknown }> {
+  const decode = (p: { data?: Uint8Array | null } | undefined): unknown => (p?.data ? JSON.parse(new TextDecoder().decode(p.data)) : undefined);
+  const results = new Map<string, unknown>();
+  for (const e of history.events ?? []) {
+    const c = e.activityTaskCompletedEventAttributes;
+    if (c) results.set(String(c.scheduledEventId), decode(c.result?.payloads?.[0]));
+  }
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.activityTaskScheduledEventAttributes;
+    return a ? [{ type: a.activityType!.name!, input: decode(a.input?.payloads?.[0]), result: results.get(String(e.eventId)) }] : [];
+  });
+}
