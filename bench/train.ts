@@ -74,9 +74,12 @@ async function main(): Promise<void> {
   const config = DEFAULT_GPT_CONFIG;
   const weights = initWeights(config, seed);
   const samples = rollout(episodes, cfg.rl.groupSize, config.vocabSize, seed);
-  const sftBatch: TrainBatch = { tokens: samples.map((s) => [...s.promptTokens, ...s.responseTokens]), lossMask: samples.map((s) => [...s.promptTokens.map(() => 0), ...s.lossMask]) };
+  // An SFT step of the main job's batch size (the tfjs trainer runs it as one pass), from the rollout's rows.
+  const sftRows = samples.slice(0, cfg.sft.batchSize);
+  const sftBatch: TrainBatch = { tokens: sftRows.map((s) => [...s.promptTokens, ...s.responseTokens]), lossMask: sftRows.map((s) => [...s.promptTokens.map(() => 0), ...s.lossMask]) };
   const positions = sftBatch.tokens.reduce((n, r) => n + r.length, 0);
-  const meanContext = sftBatch.tokens.reduce((n, r) => n + (r.length * r.length) / 2, 0) / positions;
+  const rows = samples.map((s) => s.promptTokens.length + s.responseTokens.length);
+  const meanContext = rows.reduce((n, l) => n + (l * l) / 2, 0) / rows.reduce((n, l) => n + l, 0);
   const sftLr = cfg.sft.learningRate;
 
   const backend = await initTfBackend();
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(file, encodeCheckpoint({ config, weights, step: 0 }));
     torch = JSON.parse(
       execFileSync(pythonBin(), [path.join(REPO_ROOT, 'bench', 'torch', 'train_step.py')], {
-        input: JSON.stringify({ checkpoint: file, samples, rl: cfg.rl, sftLr, repeat }),
+        input: JSON.stringify({ checkpoint: file, samples, sftRows: sftRows.length, rl: cfg.rl, sftLr, repeat }),
         env: { ...process.env, PYTHONPATH: TORCH_PACKAGE_DIR },
         maxBuffer: 64 << 20,
       }).toString(),
@@ -121,7 +124,7 @@ async function main(): Promise<void> {
     return `| ${name} | ${seconds.toFixed(3)} | ${Math.round(tps).toLocaleString('en-US')} | ${gflops.toFixed(1)} | ${((100 * gflops) / ortCeiling).toFixed(1)}% | ${((100 * gflops) / torch.matmulGflops).toFixed(1)}% |`;
   };
   console.log(`bench:train ${new Date().toISOString()} on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}); best of ${repeat}`);
-  console.log(`policy ${JSON.stringify(config)}; rollout of ${episodes} episodes, ${samples.length} samples, ${positions.toLocaleString('en-US')} positions, mean context ${meanContext.toFixed(0)}; rl as configs/default.yaml (${cfg.rl.ppoEpochs} epochs x ${cfg.rl.miniBatches} mini-batches, micro-batches of ${cfg.rl.microBatch.rows} rows by length)`);
+  console.log(`policy ${JSON.stringify(config)}; rollout of ${episodes} episodes, ${samples.length} samples, mean context ${meanContext.toFixed(0)}; SFT step of ${sftRows.length} of its rows (${positions.toLocaleString('en-US')} positions); rl as configs/default.yaml (${cfg.rl.ppoEpochs} epochs x ${cfg.rl.miniBatches} mini-batches, micro-batches of ${cfg.rl.microBatch.rows} rows by length)`);
   console.log(`tfjs ${backend.name}; torch ${torch.torch} with ${torch.threads} threads. fp32 matmul ceiling (2048^3): onnxruntime ${ortCeiling.toFixed(0)} GFLOP/s, torch ${torch.matmulGflops.toFixed(0)} GFLOP/s`);
   console.log(`model FLOPs per position ${(perToken / 1e6).toFixed(2)} M (6 x matmul parameters + attention)`);
   console.log('');

@@ -1,7 +1,7 @@
 """The torch side of `npm run bench:train` (bench/train.ts): the same SFT step and GRPO update the tfjs
 trainer ran, on the same checkpoint and rollout, timed; and this machine's fp32 matmul ceiling in torch.
 
-Reads {"checkpoint": path, "samples": [...], "rl": {...}, "sftLr": x, "repeat": n} on stdin, writes
+Reads {"checkpoint": path, "samples": [...], "sftRows": n, "rl": {...}, "sftLr": x, "repeat": n} on stdin, writes
 {"sft": {"seconds", "tokens"}, "grpo": {"seconds", "tokensRun", "numbers"}, "matmulGflops", "threads"}.
 """
 import json
@@ -40,7 +40,8 @@ def main() -> None:
     ts = decode_checkpoint(Path(req["checkpoint"]).read_bytes())
     samples = req["samples"]
     rl = parse(RlConfig, req["rl"])
-    batch = PgBatch(tokens=[s["promptTokens"] + s["responseTokens"] for s in samples], loss_mask=[[0.0] * len(s["promptTokens"]) + s["lossMask"] for s in samples])
+    sft_rows = samples[: req["sftRows"]]
+    batch = PgBatch(tokens=[s["promptTokens"] + s["responseTokens"] for s in sft_rows], loss_mask=[[0.0] * len(s["promptTokens"]) + s["lossMask"] for s in sft_rows])
     sft, grpo = [], []
     numbers = {}
     for _ in range(req["repeat"]):
