@@ -1,7 +1,7 @@
 """Data-parallel updates under FSDP2: two CPU ranks on gloo give one process's SFT step and GRPO
 updates (two epochs × two mini-batches, micro-batches by length; a reference model for the KL loss,
-the decoupled off-policy correction, rows of advantage 0, LoRA): the same losses and metrics, and the
-same new weights and Adam moments, within 1e-5."""
+the decoupled off-policy correction, rows of advantage 0, LoRA), for a Qwen3 and a GPT-2 policy: the
+same losses and metrics, and the same new weights and Adam moments, within 1e-5."""
 import contextlib
 import copy
 import math
@@ -70,11 +70,15 @@ def placed(model: torch.nn.Module, world: Any) -> torch.nn.Module:
 
 
 def scenario(world: Optional[Any]) -> dict[str, Any]:
-    """The same updates in one process (world None) or on every rank of a world."""
+    """The same updates in one process (world None) or on every rank of a world, for a Qwen3 and a GPT-2 policy."""
+    return {arch: updates(world, arch) for arch in ("qwen3", "gpt2")}
+
+
+def updates(world: Optional[Any], arch: str) -> dict[str, Any]:
     keep = world is None or world.leader
     out: dict[str, Any] = {}
     # One SFT step, continuing from Adam moments (sharded from a checkpoint's whole tensors).
-    model = tiny_model("qwen3", seed=1)
+    model = tiny_model(arch, seed=1)
     state = adam_state(model, seed=2, step=3)
     model = placed(model, world)
     optim = AdamW(model, 1e-3, 1.0, state)
@@ -83,8 +87,8 @@ def scenario(world: Optional[Any]) -> dict[str, Any]:
     out["sft"] = {"losses": chunk.losses, "weights": weights_of(model, world), "adam": optim.state(keep)}
 
     # GRPO with a reference model (KL loss), an entropy bonus and the decoupled correction (proximal logprobs).
-    model = placed(tiny_model("qwen3", seed=3), world)
-    reference = placed(tiny_model("qwen3", seed=4), world)
+    model = placed(tiny_model(arch, seed=3), world)
+    reference = placed(tiny_model(arch, seed=4), world)
     rl = RlConfig(
         ppoEpochs=2, miniBatches=2, learningRate=1e-3, clipEpsHigh=0.28, useKlLoss=True, klLossCoef=0.1, entropyCoeff=0.01,
         microBatch=MicroBatchConfig(rows=2, byLength=True), async_=AsyncConfig(maxStaleness=1, correction="decoupled"),
@@ -100,14 +104,14 @@ def scenario(world: Optional[Any]) -> dict[str, Any]:
     out["grpo"] = {"numbers": update.numbers, "per_sample": update.per_sample, "weights": weights_of(model, world), "adam": optim.state(keep)}
 
     # GRPO where rows of advantage 0 skip the backward pass (their metrics from a forward pass), seq-mean-token-mean.
-    model = placed(tiny_model("qwen3", seed=8), world)
+    model = placed(tiny_model(arch, seed=8), world)
     rl = RlConfig(ppoEpochs=2, miniBatches=2, learningRate=1e-3, lossAggMode="seq-mean-token-mean", microBatch=MicroBatchConfig(rows=1, byLength=True))
     optim = AdamW(model, rl.learningRate, rl.gradClip)
     update = run_grpo_update(model, optim, grpo_samples(9), rl, max_seq=64, where=CPU, seed=10, world=world)
     out["grpo-skip"] = {"numbers": update.numbers, "weights": weights_of(model, world), "adam": optim.state(keep)}
 
     # LoRA: the adapter trains, the reference is the base with the adapter disabled.
-    model = placed(with_new_adapter(tiny_model("qwen3", seed=11), LoraConfig(rank=4, alpha=8), seed=12), world)
+    model = placed(with_new_adapter(tiny_model(arch, seed=11), LoraConfig(rank=4, alpha=8), seed=12), world)
     rl = RlConfig(ppoEpochs=2, miniBatches=2, learningRate=1e-2, useKlLoss=True, microBatch=MicroBatchConfig(rows=2, byLength=False))
     optim = AdamW(model, rl.learningRate, rl.gradClip)
 
@@ -147,8 +151,9 @@ def test_two_ranks_update_as_one_process(tmp_path: Path):
     print(f"largest difference: {worst[1]:.3g} at {worst[0]}")
     assert worst[1] < TOLERANCE, worst
     # Every part moved: the updates changed the weights, so agreeing on them means something.
-    for key in ("sft", "grpo", "grpo-skip", "grpo-lora"):
-        assert one[key]["adam"]["step"] > 0
-    assert one["grpo"]["numbers"]["optimizerSteps"] == 4 and one["grpo-skip"]["numbers"]["flatGroups"] == 1
-    # The ranks' own numbers are rank 0's: every rank returns the same update.
-    assert max(d for _, d in max_diff(ranks[1]["grpo"]["numbers"], one["grpo"]["numbers"])) < TOLERANCE
+    for arch in one:
+        for key in ("sft", "grpo", "grpo-skip", "grpo-lora"):
+            assert one[arch][key]["adam"]["step"] > 0
+        assert one[arch]["grpo"]["numbers"]["optimizerSteps"] == 4 and one[arch]["grpo-skip"]["numbers"]["flatGroups"] == 1
+        # The other rank's numbers are rank 0's: every rank returns the same update.
+        assert max(d for _, d in max_diff(ranks[1][arch]["grpo"]["numbers"], one[arch]["grpo"]["numbers"])) < TOLERANCE
