@@ -3,6 +3,8 @@
  * project's Python environment, in the foreground. It takes the TypeScript workers' connection and
  * store flags and variables (--address / TEMPORAL_ADDRESS, --namespace, --tls*, --api-key-file,
  * --store / DURABLE_RL_STORE, --s3-*), and --task-queue (default durable-rl-training-torch).
+ * `--nproc N` trains on N GPUs: the worker starts itself under torchrun, the model sharded with FSDP
+ * (docs/torch-trainer.md, "Several GPUs").
  */
 import { spawn } from 'node:child_process';
 import { pythonBin } from './lib/python-env';

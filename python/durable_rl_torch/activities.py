@@ -6,7 +6,12 @@ timeout. Every result is named in the blob store once: a retried activity finds 
 Every named result (checkpoints, SFT chunks, RL steps, published weights) is keyed by what it was made
 from as well as by its name (named_results.py, made_from.py), as the tfjs trainer's are: a start under
 a workflow id whose results were made from other inputs (a source run that trained further since) is
-refused with a ConfigError naming what differs, instead of being handed the other start's result."""
+refused with a ConfigError naming what differs, instead of being handed the other start's result.
+
+Under torchrun (several GPUs: distributed.py), rank 0 serves the activities, and trainSft and trainGrpo
+run on every rank: rank 0 posts the job (its name and input) to the others, every rank runs the same
+schedule on its shard of the model (fsdp.py), rank 0 alone heartbeats and writes, and every heartbeat
+point tells the other ranks whether the activity was cancelled. The other activities run on rank 0 alone."""
 from __future__ import annotations
 
 import contextlib
@@ -39,6 +44,8 @@ from .contracts import (
     dump,
     parse,
 )
+from .distributed import World, WorldBroken
+from .fsdp import gathered_state, is_sharded, shard
 from .grpo import run_grpo_update
 from .made_from import (
     copied_checkpoint_inputs,
@@ -84,9 +91,10 @@ def parsed(cls: Any, value: Any) -> Any:
         raise bad_input(f"{activity.info().activity_type if activity.in_activity() else cls.__name__}: {err}") from None
 
 
-def backend_label(where: Placement) -> str:
+def backend_label(where: Placement, world: Optional[World] = None) -> str:
     dev = torch.cuda.get_device_name(where.device) if where.device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
-    return f"torch {torch.__version__} on {dev}, {str(where.dtype).removeprefix('torch.')}"
+    ranks = f" × {world.size} ranks (FSDP)" if world is not None else ""
+    return f"torch {torch.__version__} on {dev}{ranks}, {str(where.dtype).removeprefix('torch.')}"
 
 
 def parameter_count(model: torch.nn.Module) -> int:
@@ -94,12 +102,92 @@ def parameter_count(model: torch.nn.Module) -> int:
 
 
 class TrainingActivities:
-    def __init__(self, store: BlobStore, device_lock: Optional[threading.Lock] = None):
+    def __init__(self, store: BlobStore, device_lock: Optional[threading.Lock] = None, world: Optional[World] = None, on_broken: Callable[[], None] = lambda: None):
         self.store = store
         # The model of the last checkpoint written, kept in memory: the next update of the same run
-        # starts from it instead of reading it back (taken out while an activity trains it).
+        # starts from it instead of reading it back (taken out while an activity trains it). Under
+        # torchrun, every rank keeps its shard of it.
         self._kept: Optional[tuple[str, Policy]] = None
         self._lock = device_lock or threading.Lock()
+        # The ranks of a torchrun launch (None: one process); on_broken: called on rank 0 once they are
+        # out of step (the worker stops, so that Temporal retries the activity elsewhere).
+        self.world = world
+        self._on_broken = on_broken
+
+    # ---- the ranks of a torchrun launch ----
+
+    @contextlib.contextmanager
+    def _job(self, name: str, raw: dict[str, Any]) -> Iterator[None]:
+        """Rank 0 runs the body with every other rank running `name` on `raw` beside it (follow)."""
+        world = self.world
+        if world is None:
+            yield
+            return
+        try:
+            world.post({"job": name, "input": raw})
+        except Exception as err:
+            raise self._broken(WorldBroken(f"handing {name} to the other ranks failed ({err})")) from None
+        error: Optional[BaseException] = None
+        try:
+            yield
+        except BaseException as err:
+            error = err
+            raise
+        finally:
+            try:
+                world.settle(error)
+            except WorldBroken as broken:
+                raise self._broken(broken) from error
+
+    def _broken(self, broken: WorldBroken) -> ApplicationError:
+        self._on_broken()
+        return ApplicationError(
+            f"the training ranks are out of step: {broken}; this worker stops (torchrun ends every rank), and the activity is retried on a worker started again",
+            type="TrainingRanksFailed",
+        )
+
+    def follow(self, message: dict[str, Any]) -> None:
+        """A rank other than 0: runs the job rank 0 posted, then the handshake (raises WorldBroken)."""
+        assert self.world is not None
+        name, raw = message["job"], message["input"]
+        error: Optional[BaseException] = None
+        try:
+            if name == "trainSft":
+                sft: TrainSftInput = parse(TrainSftInput, raw)
+                self._sft_job(sft, sft_chunk_inputs(raw, sft))
+            elif name == "trainGrpo":
+                grpo: TrainGrpoInput = parse(TrainGrpoInput, raw)
+                self._grpo_job(grpo, rl_step_inputs(raw, grpo), raw["samples"])
+            else:
+                raise WorldBroken(f"rank 0 posted an unknown job {name!r}")
+        except WorldBroken:
+            raise
+        except Exception as err:
+            error = err
+        self.world.settle(error)
+
+    def _beat(self, details: Any) -> None:
+        """A heartbeat point: rank 0 heartbeats, and every rank learns from it whether the activity was cancelled."""
+        world = self.world
+        if world is None:
+            heartbeat(details)
+            return
+        cancelled = False
+        if world.leader:
+            try:
+                heartbeat(details)
+            except CancelledError:
+                cancelled = True
+        if world.share(cancelled):
+            raise CancelledError("the activity was cancelled")
+
+    def _on_rank0(self, fn: Callable[[], Any]) -> Any:
+        """fn() once: on rank 0 alone under torchrun (writes to the store), its value on every rank."""
+        return fn() if self.world is None else self.world.leader_does(fn)
+
+    def _placed(self, model: torch.nn.Module, where: Placement) -> torch.nn.Module:
+        """The model as this process trains it: sharded over the ranks under torchrun."""
+        return model if self.world is None else shard(model, self.world, where)
 
     def handlers(self) -> list[Callable[..., Any]]:
         """What the worker registers: every activity, under the TypeScript contract's names (activities/training.ts)."""
@@ -107,21 +195,45 @@ class TrainingActivities:
 
     # ---- loading and saving ----
 
-    def _policy(self, info: CheckpointInfo, where: Placement, trainer: Optional[TrainerConfig]) -> Policy:
+    def _policy(self, info: CheckpointInfo, where: Placement, trainer: Optional[TrainerConfig], for_new_adapter: bool = False) -> Policy:
+        """for_new_adapter: a full model is wanted unsharded (peft adds its adapter before sharding)."""
         kept, self._kept = self._kept, None
-        if kept is not None and kept[0] == info.ref.sha256:
+        if kept is not None and kept[0] == info.ref.sha256 and not (for_new_adapter and is_sharded(kept[1].model) and not kept[1].is_lora):
             return kept[1]
+        del kept
         try:
             return load_policy(self.store, info, where, trainer)
         except (ValueError, KeyError) as err:
             raise bad_input(f"checkpoint {info.name}: {err}") from None
 
-    def _save(self, run_id: str, policy: Policy, made_from: MadeFrom, exact: bool = False) -> CheckpointInfo:
-        """Stores the policy and names it run_id's checkpoint at its step, made from `made_from`."""
+    def _save(self, run_id: str, policy: Policy, made_from: MadeFrom, exact: bool = False, optim: Optional[AdamW] = None) -> CheckpointInfo:
+        """Stores the policy (with optim's state) and names it run_id's checkpoint at its step, made from `made_from`."""
+        if is_sharded(policy.model):
+            return self._save_sharded(run_id, policy, made_from, optim)
+        if optim is not None:
+            policy.adam = optim.state()
         mine = store_policy(self.store, policy)
         info = self._name_checkpoint(run_id, policy.step, mine, made_from, exact)
         # Kept in memory only if it is what the name holds (an earlier attempt's may differ in its last bits).
-        self._kept = (mine.sha256, policy) if info.ref == mine else None
+        if self.world is None:
+            self._kept = (mine.sha256, policy) if info.ref == mine else None
+        return info
+
+    def _save_sharded(self, run_id: str, policy: Policy, made_from: MadeFrom, optim: Optional[AdamW]) -> CheckpointInfo:
+        """The model and Adam's moments gathered whole to rank 0, which writes them as one process
+        would (so a run resumes on any number of ranks); every rank keeps its shards."""
+        assert self.world is not None
+        state = gathered_state(policy.model, self.world, trainable_only=policy.is_lora)
+        adam = optim.state(keep=self.world.leader) if optim is not None else None
+
+        def write() -> tuple[CheckpointInfo, bool]:
+            mine = store_policy(self.store, Policy(policy.model, policy.step, adam, policy.base_files), state=state)
+            info = self._name_checkpoint(run_id, policy.step, mine, made_from, False)
+            return info, info.ref == mine
+
+        info, same = self.world.leader_does(write)
+        del state, adam
+        self._kept = (info.ref.sha256, Policy(policy.model, policy.step, optim.live_state() if optim is not None else None, policy.base_files)) if same else None
         return info
 
     def _name_checkpoint(self, run_id: str, step: int, mine: BlobRef, made_from: MadeFrom, exact: bool) -> CheckpointInfo:
@@ -152,7 +264,7 @@ class TrainingActivities:
         # Deterministic init: a retry stores the same bytes, and one named before records is adopted only if it is them.
         with refuse_other_inputs():
             info = self._save(inp.runId, Policy(model, 0, None), init_policy_inputs(raw, inp), exact=True)
-        return {"checkpoint": dump(info), "backend": backend_label(where), "parameters": parameter_count(model)}
+        return {"checkpoint": dump(info), "backend": backend_label(where, self.world), "parameters": parameter_count(model)}
 
     @activity.defn(name="trainSft")
     def train_sft(self, raw: dict[str, Any]) -> dict[str, Any]:
@@ -160,24 +272,29 @@ class TrainingActivities:
         made_from = sft_chunk_inputs(raw, inp)
 
         def compute() -> dict[str, Any]:
-            where = placement(inp.trainer)
-            with self._lock:
-                policy = self._policy(inp.checkpoint, where, inp.trainer)
-                if policy.is_lora:
-                    raise config_error("trainSft: the checkpoint is a LoRA adapter; SFT trains full weights (trainer.lora applies to RL updates)")
-                examples = get_json(self.store, inp.dataset)["examples"]
-                optim = AdamW(policy.model, inp.sft.learningRate, inp.sft.gradClip, policy.adam)
-                chunk = run_sft_chunk(
-                    policy.model, optim, policy.step, examples, inp.toStep, inp.sft, inp.seed, max_seq(policy.model), where,
-                    on_step=lambda step, loss: heartbeat({"step": step, "loss": loss}), max_trained_tokens=inp.maxTrainedTokens,
-                )
-                step = max(inp.toStep, policy.step) if inp.maxTrainedTokens is None else chunk.last_step
-                info = self._save(inp.runId, Policy(policy.model, step, optim.state()), made_from)
-            return {"checkpoint": dump(info), "losses": chunk.losses, "tokensPerSec": round(chunk.tokens_per_sec), "trainedTokens": chunk.trained_tokens}
+            with self._lock, self._job("trainSft", raw):
+                return self._sft_job(inp, made_from)
 
         spec = NamedResultSpec(names.sft_chunk(inp.runId, inp.toStep), f"SFT chunk to step {inp.toStep} of workflow id '{inp.runId}'", made_from)
         with refuse_other_inputs():
             return once_by_name(self.store, spec, "sft-chunk", compute)
+
+    def _sft_job(self, inp: TrainSftInput, made_from: MadeFrom) -> dict[str, Any]:
+        """trainSft's update, on every rank under torchrun."""
+        where = placement(inp.trainer)
+        policy = self._policy(inp.checkpoint, where, inp.trainer)
+        if policy.is_lora:
+            raise config_error("trainSft: the checkpoint is a LoRA adapter; SFT trains full weights (trainer.lora applies to RL updates)")
+        model = self._placed(policy.model, where)
+        examples = get_json(self.store, inp.dataset)["examples"]
+        optim = AdamW(model, inp.sft.learningRate, inp.sft.gradClip, policy.adam)
+        chunk = run_sft_chunk(
+            model, optim, policy.step, examples, inp.toStep, inp.sft, inp.seed, max_seq(model), where,
+            on_step=lambda step, loss: self._beat({"step": step, "loss": loss}), max_trained_tokens=inp.maxTrainedTokens, world=self.world,
+        )
+        step = max(inp.toStep, policy.step) if inp.maxTrainedTokens is None else chunk.last_step
+        info = self._save(inp.runId, Policy(model, step, None), made_from, optim=optim)
+        return {"checkpoint": dump(info), "losses": chunk.losses, "tokensPerSec": round(chunk.tokens_per_sec), "trainedTokens": chunk.trained_tokens}
 
     @activity.defn(name="trainGrpo")
     def train_grpo(self, raw: dict[str, Any]) -> dict[str, Any]:
@@ -187,35 +304,42 @@ class TrainingActivities:
         made_from = rl_step_inputs(raw, inp)
 
         def compute() -> dict[str, Any]:
-            where = placement(inp.trainer)
-            with self._lock:
-                heartbeat({"step": inp.step, "phase": "load"})
-                policy = self._policy(inp.checkpoint, where, inp.trainer)
-                fresh_adapter = False
-                lora = inp.trainer.lora if inp.trainer else None
-                if lora is not None and not policy.is_lora:
-                    base_files = self._base_files(inp.checkpoint, policy)
-                    policy = Policy(with_new_adapter(policy.model, lora, inp.step), policy.step, None, base_files)
-                    fresh_adapter = True
-                all_samples = [s for sets in inp.samples for s in get_json(self.store, sets.ref)["samples"]]
-                keep = set(inp.keepGroups) if inp.keepGroups is not None else None
-                kept = lambda s: keep is None or s["metadata"].get("groupId") in keep
-                samples = [s for s in all_samples if kept(s)]
-                heartbeat({"step": inp.step, "phase": "update", "samples": len(samples)})
-                reset = bool(inp.resetOptimizer) or fresh_adapter
-                optim = AdamW(policy.model, inp.rl.learningRate, inp.rl.gradClip, None if reset else policy.adam)
-                update = run_grpo_update(
-                    policy.model, optim, samples, inp.rl, max_seq=max_seq(policy.model), where=where, seed=inp.step,
-                    reference=self._reference(inp, policy, where), policy_version=inp.policyVersion, objective=inp.objective or "grpo",
-                    progress=lambda p: heartbeat({"step": inp.step, **p}),
-                )
-                self._write_rollout_record(inp, raw["samples"], all_samples, kept, update.per_sample)
-                info = self._save(inp.runId, Policy(policy.model, inp.step, optim.state(), policy.base_files), made_from)
-            return {**update.numbers, "checkpoint": dump(info)}
+            with self._lock, self._job("trainGrpo", raw):
+                return self._grpo_job(inp, made_from, raw["samples"])
 
         spec = NamedResultSpec(names.rl_step(inp.runId, inp.step), f"RL step {inp.step} of workflow id '{inp.runId}'", made_from)
         with refuse_other_inputs():
             return once_by_name(self.store, spec, "rl-step", compute)
+
+    def _grpo_job(self, inp: TrainGrpoInput, made_from: MadeFrom, sets: list[dict[str, Any]]) -> dict[str, Any]:
+        """trainGrpo's update, on every rank under torchrun. `sets`: the input's sample sets as they came (for the rollout record)."""
+        where = placement(inp.trainer)
+        self._beat({"step": inp.step, "phase": "load"})
+        lora = inp.trainer.lora if inp.trainer else None
+        # A new adapter goes onto the checkpoint's model before it is sharded.
+        policy = self._policy(inp.checkpoint, where, inp.trainer, for_new_adapter=lora is not None)
+        fresh_adapter = False
+        if lora is not None and not policy.is_lora:
+            plain = policy
+            base_files = self._on_rank0(lambda: self._base_files(inp.checkpoint, plain))
+            policy = Policy(with_new_adapter(policy.model, lora, inp.step), policy.step, None, base_files)
+            fresh_adapter = True
+        policy.model = self._placed(policy.model, where)
+        all_samples = [s for group in inp.samples for s in get_json(self.store, group.ref)["samples"]]
+        keep = set(inp.keepGroups) if inp.keepGroups is not None else None
+        kept = lambda s: keep is None or s["metadata"].get("groupId") in keep
+        samples = [s for s in all_samples if kept(s)]
+        self._beat({"step": inp.step, "phase": "update", "samples": len(samples)})
+        reset = bool(inp.resetOptimizer) or fresh_adapter
+        optim = AdamW(policy.model, inp.rl.learningRate, inp.rl.gradClip, None if reset else policy.adam)
+        update = run_grpo_update(
+            policy.model, optim, samples, inp.rl, max_seq=max_seq(policy.model), where=where, seed=inp.step,
+            reference=self._reference(inp, policy, where), policy_version=inp.policyVersion, objective=inp.objective or "grpo",
+            progress=lambda p: self._beat({"step": inp.step, **p}), world=self.world,
+        )
+        self._on_rank0(lambda: self._write_rollout_record(inp, sets, all_samples, kept, update.per_sample))
+        info = self._save(inp.runId, Policy(policy.model, inp.step, None, policy.base_files), made_from, optim=optim)
+        return {**update.numbers, "checkpoint": dump(info)}
 
     def _base_files(self, info: CheckpointInfo, policy: Policy) -> dict[str, BlobRef]:
         """The frozen base of a new LoRA adapter: the checkpoint's own files (stored again only when it is a tfjs checkpoint)."""
@@ -246,7 +370,7 @@ class TrainingActivities:
         def loaded() -> Iterator[Any]:
             ref = load_policy(self.store, ref_info, where, None)
             try:
-                yield ref.model
+                yield self._placed(ref.model, where)
             finally:
                 del ref
 

@@ -89,6 +89,13 @@ def write_dir(store: BlobStore, ref: BlobRef, directory: Path, merged: bool = Tr
         return _save_full_dir(model, directory)
 
 
+def model_class_name(model: torch.nn.Module) -> str:
+    """The model's own class name (FSDP's fully_shard swaps a sharded model's class for a subclass of it)."""
+    from torch.distributed.fsdp import FSDPModule
+
+    return next(c for c in type(model).__mro__ if not issubclass(c, FSDPModule)).__name__
+
+
 def _save_full_dir(model: torch.nn.Module, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     files = full_model_files(model)
@@ -97,10 +104,12 @@ def _save_full_dir(model: torch.nn.Module, directory: Path) -> Path:
     return directory
 
 
-def full_model_files(model: torch.nn.Module) -> dict[str, bytes]:
-    state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
+def full_model_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | None = None) -> dict[str, bytes]:
+    """state: the model's state dict gathered from its shards (fsdp.gathered_state); default the model's own."""
+    if state is None:
+        state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
     # As save_pretrained writes it: servers (vLLM) pick the model class, and generation, from it.
-    model.config.architectures = [type(model).__name__]
+    model.config.architectures = [model_class_name(model)]
     return {
         "config.json": model.config.to_json_string(use_diff=False).encode("utf8"),
         "model.safetensors": save_safetensors(state, metadata={"format": "pt"}),
@@ -155,26 +164,28 @@ def _gpt2_from_ts(cfg: GptConfig, weights: dict[str, np.ndarray], where: Placeme
     return model
 
 
-def _adapter_files(model: torch.nn.Module) -> dict[str, bytes]:
+def _adapter_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | None = None) -> dict[str, bytes]:
+    """state: the adapter's parameters gathered from their shards; default the model's own."""
     with tempfile.TemporaryDirectory() as tmp:
         # Sorted, so an adapter's files are the same bytes each time it is saved (peft keeps a set).
         for cfg in model.peft_config.values():
             if isinstance(cfg.target_modules, (set, frozenset)):
                 cfg.target_modules = sorted(cfg.target_modules)
         # The base is frozen and stored apart: only the adapter's own weights go into its files.
-        model.save_pretrained(tmp, save_embedding_layers=False)
+        model.save_pretrained(tmp, save_embedding_layers=False, **({"state_dict": state} if state is not None else {}))
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file() and p.name != "README.md"}
 
 
-def store_policy(store: BlobStore, policy: Policy, with_optimizer: bool = True) -> BlobRef:
+def store_policy(store: BlobStore, policy: Policy, with_optimizer: bool = True, state: dict[str, torch.Tensor] | None = None) -> BlobRef:
     """Stores the policy's files and manifest (content-addressed, unnamed): the activities name it as a
-    run's checkpoint through named_results, keyed by what it was made from."""
+    run's checkpoint through named_results, keyed by what it was made from. state: the model's weights
+    gathered from its shards (the adapter's alone under LoRA), for a sharded model."""
     manifest: dict[str, Any] = {"format": FORMAT, "step": policy.step}
     if policy.base_files is not None:
         manifest["files"] = {k: r.to_json() for k, r in policy.base_files.items()}
-        manifest["adapter"] = {k: store.put(data, "hf-file").to_json() for k, data in sorted(_adapter_files(policy.model).items())}
+        manifest["adapter"] = {k: store.put(data, "hf-file").to_json() for k, data in sorted(_adapter_files(policy.model, state).items())}
     else:
-        manifest["files"] = {k: store.put(data, "hf-file").to_json() for k, data in sorted(full_model_files(policy.model).items())}
+        manifest["files"] = {k: store.put(data, "hf-file").to_json() for k, data in sorted(full_model_files(policy.model, state).items())}
     if with_optimizer and policy.adam is not None:
         tensors = {f"m.{k}": t.detach().to("cpu", torch.float32).contiguous() for k, t in policy.adam["m"].items()}
         tensors.update({f"v.{k}": t.detach().to("cpu", torch.float32).contiguous() for k, t in policy.adam["v"].items()})

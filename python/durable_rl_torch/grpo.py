@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 
 from .contracts import RlConfig
+from .distributed import World
 from .losses import PgLossOptions
 from .models import Placement
 from .pg_batch import KlInReward, PgBatch, build_pg_batch, mini_batch_rows, rows_by_length, staleness_histogram
@@ -36,19 +37,21 @@ def pg_loss_options(rl: RlConfig) -> PgLossOptions:
     )
 
 
-def response_logprobs(model: Any, samples: Sequence[dict[str, Any]], max_seq: int, where: Placement, temperature: float, by_length: bool, progress: Callable[[int, int], None]) -> list[Optional[list[float]]]:
+def response_logprobs(model: Any, samples: Sequence[dict[str, Any]], max_seq: int, where: Placement, temperature: float, by_length: bool, progress: Callable[[int, int], None], world: Optional[World] = None) -> list[Optional[list[float]]]:
     """Logprobs of each sample's trained response tokens under `model` (0 elsewhere), response-aligned;
-    None for a sample longer than maxSeq or without a trained token (it is not trained on)."""
+    None for a sample longer than maxSeq or without a trained token (it is not trained on). With a
+    world, each chunk's rows are spread over the ranks."""
     scored = [i for i, s in enumerate(samples) if len(s["promptTokens"]) + len(s["responseTokens"]) <= max_seq and any(m > 0 for m in s["lossMask"])]
     if by_length:
         scored = [scored[k] for k in rows_by_length([samples[i]["promptTokens"] + samples[i]["responseTokens"] for i in scored])]
     out: list[Optional[list[float]]] = [None] * len(samples)
     model.eval()
-    for start in range(0, len(scored), REFERENCE_CHUNK_ROWS):
-        part = scored[start : start + REFERENCE_CHUNK_ROWS]
+    span = REFERENCE_CHUNK_ROWS * (world.size if world is not None else 1)
+    for start in range(0, len(scored), span):
+        part = scored[start : start + span]
         rows = [samples[i]["promptTokens"] + samples[i]["responseTokens"] for i in part]
         masks = [[0.0] * len(samples[i]["promptTokens"]) + list(samples[i]["lossMask"]) for i in part]
-        lp = sequence_logprobs(model, rows, masks, max_seq, where, temperature, chunk=REFERENCE_CHUNK_ROWS)
+        lp = sequence_logprobs(model, rows, masks, max_seq, where, temperature, chunk=REFERENCE_CHUNK_ROWS, world=world)
         for i, row in zip(part, lp):
             out[i] = row[len(samples[i]["promptTokens"]) :]
         progress(start + len(part), len(scored))
@@ -74,8 +77,10 @@ def run_grpo_update(
     policy_version: Optional[int] = None,
     objective: str = "grpo",
     progress: Callable[[dict[str, Any]], None] = lambda p: None,
+    world: Optional[World] = None,
 ) -> GrpoUpdate:
-    """reference: a model (or a context manager factory yielding one) scoring the frozen reference policy."""
+    """reference: a model (or a context manager factory yielding one) scoring the frozen reference policy.
+    world: the ranks of a sharded model, each running this same call (trainer.train_step)."""
     pg = pg_loss_options(rl)
     micro = rl.microBatch
     micro_rows = micro.rows if micro else RECORDED_MICRO_BATCH["rows"]
@@ -86,11 +91,11 @@ def run_grpo_update(
         if reference is None:
             raise ValueError("rl.useKlLoss and rl.useKlInReward need the reference checkpoint (the policy RL started from)")
         with reference() as ref_model:
-            ref_lp = response_logprobs(ref_model, samples, max_seq, where, pg.temperature, by_length, lambda d, t: progress({"phase": "reference", "done": d, "total": t}))
+            ref_lp = response_logprobs(ref_model, samples, max_seq, where, pg.temperature, by_length, lambda d, t: progress({"phase": "reference", "done": d, "total": t}), world)
     correction = rl.async_.correction if rl.async_ is not None and rl.async_.maxStaleness > 0 and policy_version is not None else "none"
     prox = None
     if correction != "none":
-        prox = response_logprobs(model, samples, max_seq, where, pg.temperature, by_length, lambda d, t: progress({"phase": "proximal", "done": d, "total": t}))
+        prox = response_logprobs(model, samples, max_seq, where, pg.temperature, by_length, lambda d, t: progress({"phase": "proximal", "done": d, "total": t}), world)
     built = build_pg_batch(
         samples,
         max_seq=max_seq,
@@ -119,6 +124,7 @@ def run_grpo_update(
             r = train_step(
                 model, sub, optim, rl.learningRate, max_seq=max_seq, where=where, pg=pg, micro_batch_rows=micro_rows, by_length=by_length,
                 on_micro_batch=lambda mb, mbs: progress({"phase": "update", "done": steps_done, "total": total, "microBatch": mb, "microBatches": mbs}),
+                world=world,
             )
             if not math.isfinite(r.loss):
                 raise RuntimeError(f"GRPO loss is {r.loss}")

@@ -191,7 +191,9 @@ def target_logprobs(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.T
     position: hidden [n, d], targets [n] -> ([n], [n]). Chunked and checkpointed when gradients flow."""
     n = hidden.shape[0]
     if n <= HEAD_CHUNK or not torch.is_grad_enabled():
-        parts = [_head_chunk(hidden[i : i + HEAD_CHUNK], weight, targets[i : i + HEAD_CHUNK], temperature, want_entropy, entropy_grad) for i in range(0, n, HEAD_CHUNK)]
+        # No position at all still goes through the head once: a rank of a sharded model with nothing
+        # to score joins the pass, and the head's gradient (zero) is reduced with the other ranks'.
+        parts = [_head_chunk(hidden[i : i + HEAD_CHUNK], weight, targets[i : i + HEAD_CHUNK], temperature, want_entropy, entropy_grad) for i in range(0, max(n, 1), HEAD_CHUNK)]
     else:
         parts = [
             checkpoint(_head_chunk, hidden[i : i + HEAD_CHUNK], weight, targets[i : i + HEAD_CHUNK], temperature, want_entropy, entropy_grad, use_reentrant=False)

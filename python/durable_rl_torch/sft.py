@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from .contracts import SftConfig
+from .distributed import World
 from .models import Placement
 from .pg_batch import PgBatch
 from .rng import mix_seed, mulberry32
@@ -73,6 +74,7 @@ def run_sft_chunk(
     where: Placement,
     on_step: Callable[[int, float], None] = lambda s, l: None,
     max_trained_tokens: Optional[int] = None,
+    world: Optional[World] = None,
 ) -> SftChunk:
     limit = math.inf if max_trained_tokens is None else max_trained_tokens
     losses: list[dict[str, float]] = []
@@ -88,7 +90,7 @@ def run_sft_chunk(
         # A step cut at the budget weighs its few tokens as a whole step's mean: its rate shrinks instead.
         kept = take / whole if take < whole else 1.0
         lr = kept * learning_rate_at(step, sft.steps, sft.learningRate, sft.warmupSteps)
-        r = train_step(model, batch, optim, lr, max_seq=max_seq, where=where, pass_tokens=SFT_PASS_TOKENS, by_length=True)
+        r = train_step(model, batch, optim, lr, max_seq=max_seq, where=where, pass_tokens=SFT_PASS_TOKENS, by_length=True, world=world)
         if not math.isfinite(r.loss):
             raise RuntimeError(f"SFT loss is {r.loss} at step {step}")
         losses.append({"step": step, "loss": r.loss})

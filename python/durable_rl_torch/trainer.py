@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import torch
+from torch.distributed.tensor import DTensor
 
+from .distributed import World, full_tensor, sharded_like
 from .losses import LossNorm, PgLossOptions, actor_loss, agg_loss, loss_norm_of, policy_loss, sft_loss, target_logprobs, ClipOptions
 from .models import Placement
 from .pg_batch import PgBatch, rows_by_length
@@ -73,38 +75,73 @@ def shifted(src: Optional[Sequence[Sequence[float]]], rows: int, length: int, de
     return out.to(device)
 
 
-def masked_logprobs(model: torch.nn.Module, p: Packed, mask: torch.Tensor, where: Placement, temperature: float = 1.0, want_entropy: bool = False, entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """log p(target) and entropy at the positions where mask > 0 ([rows, len], zeros elsewhere)."""
-    sel = mask > 0
+# The name under which a sharded model (fsdp.shard) carries `scores` as an FSDP forward method.
+SCORES_METHOD = "durable_rl_scores"
+
+
+def scores(model: torch.nn.Module, ids: torch.Tensor, sel: torch.Tensor, targets: torch.Tensor, where: Placement, temperature: float, want_entropy: bool, entropy_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """log p(target) and entropy at the selected positions ([n], [n]): the decoder, then the output head on those positions alone."""
     # The head under autocast too: its matmul is a quarter of a Qwen3-0.6B update's FLOPs (logits are
     # taken to float32 before the softmax), and float32 matmuls run at a fraction of a GPU's bf16 rate.
     with where.autocast():
-        hidden = hidden_states(model, p.ids)
-        lp, ent = target_logprobs(hidden[sel], head_weight(model), p.targets[sel], temperature, want_entropy, entropy_grad)
+        hidden = hidden_states(model, ids)
+        return target_logprobs(hidden[sel], head_weight(model), targets[sel], temperature, want_entropy, entropy_grad)
+
+
+def masked_logprobs(model: torch.nn.Module, p: Packed, mask: torch.Tensor, where: Placement, temperature: float = 1.0, want_entropy: bool = False, entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """log p(target) and entropy at the positions where mask > 0 ([rows, len], zeros elsewhere)."""
+    sel = mask > 0
+    sharded = getattr(model, SCORES_METHOD, None)
+    if sharded is not None:
+        lp, ent = sharded(p.ids, sel, p.targets, where, temperature, want_entropy, entropy_grad)
+    else:
+        lp, ent = scores(model, p.ids, sel, p.targets, where, temperature, want_entropy, entropy_grad)
     logp = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_scatter(sel, lp)
     entropy = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_scatter(sel, ent) if want_entropy else logp.new_zeros(mask.shape)
     return logp, entropy
 
 
 @torch.no_grad()
-def sequence_logprobs(model: torch.nn.Module, tokens: Sequence[Sequence[int]], masks: Sequence[Sequence[float]], max_seq: int, where: Placement, temperature: float = 1.0, chunk: int = 16) -> list[list[float]]:
-    """Per row: log p(tokens[t] | tokens[<t]) where masks[r][t] > 0, else 0 (entry 0 is always 0)."""
+def sequence_logprobs(model: torch.nn.Module, tokens: Sequence[Sequence[int]], masks: Sequence[Sequence[float]], max_seq: int, where: Placement, temperature: float = 1.0, chunk: int = 16, world: Optional[World] = None) -> list[list[float]]:
+    """Per row: log p(tokens[t] | tokens[<t]) where masks[r][t] > 0, else 0 (entry 0 is always 0).
+    With a world, each chunk's rows are spread over the ranks (`chunk` rows a rank) and gathered back."""
+    if world is None:
+        out: list[list[float]] = []
+        for start in range(0, len(tokens), chunk):
+            out += _chunk_logprobs(model, tokens[start : start + chunk], masks[start : start + chunk], max_seq, where, temperature)
+        return out
+    out = []
+    span = chunk * world.size
+    for start in range(0, len(tokens), span):
+        part, part_masks = tokens[start : start + span], masks[start : start + span]
+        mine = range(world.rank, len(part), world.size)
+        lists = _chunk_logprobs(model, [part[i] for i in mine], [part_masks[i] for i in mine], max_seq, where, temperature, every_rank=True)
+        merged: list[list[float]] = [[] for _ in part]
+        for rank, got in enumerate(world.gather(lists)):
+            for k, row in enumerate(got):
+                merged[rank + k * world.size] = row
+        out += merged
+    return out
+
+
+def _chunk_logprobs(model: torch.nn.Module, part: Sequence[Sequence[int]], part_masks: Sequence[Sequence[float]], max_seq: int, where: Placement, temperature: float, every_rank: bool = False) -> list[list[float]]:
+    """One pass of sequence_logprobs. every_rank: this rank runs the pass even with nothing to score
+    (a row that scores nothing), since every rank of a sharded model joins each of its passes."""
+    if not part or max(len(r) for r in part) < 2:
+        if every_rank:
+            masked_logprobs(model, pack([[0, 0]], max_seq, where.device), torch.zeros((1, 1), device=where.device), where, temperature)
+        return [[0.0] * len(r) for r in part]
+    p = pack(part, max_seq, where.device)
+    mask = shifted(part_masks, p.rows, p.len, where.device)
+    logp, _ = masked_logprobs(model, p, mask, where, temperature)
+    lp = logp.cpu()
     out: list[list[float]] = []
-    for start in range(0, len(tokens), chunk):
-        part, part_masks = tokens[start : start + chunk], masks[start : start + chunk]
-        if max(len(r) for r in part) < 2:
-            out += [[0.0] * len(r) for r in part]
-            continue
-        p = pack(part, max_seq, where.device)
-        mask = shifted(part_masks, p.rows, p.len, where.device)
-        logp, _ = masked_logprobs(model, p, mask, where, temperature)
-        lp = logp.cpu()
-        for r, row in enumerate(part):
-            res = [0.0] * len(row)
-            n = min(len(row) - 1, p.len)
-            if n > 0:
-                res[1 : n + 1] = lp[r, :n].tolist()
-            out.append(res)
+    for r, row in enumerate(part):
+        res = [0.0] * len(row)
+        n = min(len(row) - 1, p.len)
+        if n > 0:
+            res[1 : n + 1] = lp[r, :n].tolist()
+        out.append(res)
     return out
 
 
@@ -114,7 +151,9 @@ def sequence_logprobs(model: torch.nn.Module, tokens: Sequence[Sequence[int]], m
 class AdamW:
     """torch's AdamW with src/model/adam.ts's settings (β 0.9/0.99, ε 1e-8, no decay) and its global-norm
     clip; a non-finite gradient norm skips the update (moments and step untouched), as verl's actor does.
-    State by parameter name, so checkpoints carry it across processes and formats."""
+    State by parameter name, so checkpoints carry it across processes and formats. Under FSDP the
+    parameters, gradients and moments are shards (DTensors): the gradient norm is the whole model's, and
+    state() gathers the moments whole, so a checkpoint is the same whatever the number of ranks."""
 
     def __init__(self, model: torch.nn.Module, lr: float, clip_norm: float, state: Optional[dict[str, Any]] = None):
         self.named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -129,15 +168,18 @@ class AdamW:
                     raise ValueError(f"the optimizer state lacks {name}")
                 self.opt.state[p] = {
                     "step": torch.tensor(float(self.step_count)),
-                    "exp_avg": state["m"][name].to(p.device, torch.float32).clone(),
-                    "exp_avg_sq": state["v"][name].to(p.device, torch.float32).clone(),
+                    "exp_avg": sharded_like(state["m"][name], p),
+                    "exp_avg_sq": sharded_like(state["v"][name], p),
                 }
 
     def apply(self, lr: float) -> float:
         grads = [p.grad for p in self.params if p.grad is not None]
         if not grads:
             return 0.0
-        norm = float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads])))
+        if isinstance(grads[0], DTensor):
+            norm = float(full_tensor(torch.nn.utils.get_total_norm(grads, foreach=True)))
+        else:
+            norm = float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads])))
         if not math.isfinite(norm):
             self.zero_grad()
             return norm
@@ -155,12 +197,24 @@ class AdamW:
     def zero_grad(self) -> None:
         self.opt.zero_grad(set_to_none=True)
 
-    def state(self) -> dict[str, Any]:
+    def state(self, keep: bool = True) -> dict[str, Any]:
+        """The moments whole, on the CPU. Sharded, every rank gathers them (a collective) and only those
+        with `keep` hold them (rank 0, which writes the checkpoint)."""
         m, v = {}, {}
         for name, p in self.named:
             st = self.opt.state.get(p)
-            m[name] = st["exp_avg"].detach().cpu() if st else torch.zeros_like(p, device="cpu")
-            v[name] = st["exp_avg_sq"].detach().cpu() if st else torch.zeros_like(p, device="cpu")
+            for out, key in ((m, "exp_avg"), (v, "exp_avg_sq")):
+                whole = full_tensor(st[key].detach()) if st else None
+                if keep:
+                    out[name] = whole.cpu() if whole is not None else torch.zeros(tuple(p.shape), dtype=p.dtype)
+        return {"step": self.step_count, "m": m, "v": v}
+
+    def live_state(self) -> dict[str, Any]:
+        """The moments as they are (this rank's shards), for the next update of a model kept sharded in memory."""
+        m = {name: self.opt.state[p]["exp_avg"] for name, p in self.named if p in self.opt.state}
+        v = {name: self.opt.state[p]["exp_avg_sq"] for name, p in self.named if p in self.opt.state}
+        if len(m) < len(self.named):
+            return self.state()
         return {"step": self.step_count, "m": m, "v": v}
 
 
@@ -192,8 +246,10 @@ class PgSums:
     approx_kl: float = 0.0
     entropy: float = 0.0
 
+    FIELDS = ("pg_loss", "kl_loss", "clipped", "clipped_lower", "approx_kl", "entropy")
+
     def add(self, o: "PgSums") -> None:
-        for f in ("pg_loss", "kl_loss", "clipped", "clipped_lower", "approx_kl", "entropy"):
+        for f in self.FIELDS:
             setattr(self, f, getattr(self, f) + getattr(o, f))
 
 
@@ -202,14 +258,36 @@ def batch_norm(batch: PgBatch, scale_factor: Optional[float]) -> LossNorm:
     return loss_norm_of([r[1:] for r in batch.loss_mask], scale)
 
 
-def _gradients(model: torch.nn.Module, batch: PgBatch, norm: LossNorm, pg: Optional[PgLossOptions], max_seq: int, where: Placement) -> tuple[float, int, Optional[PgSums]]:
-    """Loss share and summed gradients (into .grad) of one micro-batch; returns (loss, padded positions, sums)."""
+def trained_positions(batch: PgBatch) -> int:
+    """The positions a loss reads: entry t > 0 of a row's mask (entry 0 predicts nothing)."""
+    return sum(1 for row in batch.loss_mask for m in row[1:] if m > 0)
+
+
+def _rank_rows(batch: PgBatch, world: Optional[World]) -> PgBatch:
+    """This rank's rows of a micro-batch (every world.size-th), or, with none, one row that trains
+    nothing: every rank joins every forward and backward pass of a sharded model."""
+    if world is None:
+        return batch
+    mine = list(range(world.rank, len(batch.tokens), world.size))
+    if mine and max(len(batch.tokens[i]) for i in mine) >= 2:
+        return batch.rows(mine)
+    zeros = lambda xs: None if xs is None else [[0.0, 0.0]]
+    return PgBatch(
+        tokens=[[0, 0]], loss_mask=[[0.0, 0.0]], advantages=None if batch.advantages is None else [0.0], old_logprobs=zeros(batch.old_logprobs),
+        token_advantages=zeros(batch.token_advantages), ref_logprobs=zeros(batch.ref_logprobs), token_weights=zeros(batch.token_weights),
+    )
+
+
+def _gradients(model: torch.nn.Module, batch: PgBatch, norm: LossNorm, pg: Optional[PgLossOptions], max_seq: int, where: Placement, world: Optional[World] = None) -> tuple[float, int, Optional[PgSums]]:
+    """Loss share and summed gradients (into .grad) of one micro-batch; returns (loss, padded positions, sums).
+    With a world, of this rank's rows of it (its sums are this rank's shares)."""
     dev = where.device
+    if trained_positions(batch) == 0:
+        return 0.0, 0, None
+    batch = _rank_rows(batch, world)
     p = pack(batch.tokens, max_seq, dev)
     mask = shifted(batch.loss_mask, p.rows, p.len, dev)
     count = int((mask > 0).sum())
-    if count == 0 or p.len == 0:
-        return 0.0, 0, None
     if pg is None:
         logp, _ = masked_logprobs(model, p, mask, where)
         loss = sft_loss(logp, mask, norm)
@@ -235,14 +313,15 @@ def _gradients(model: torch.nn.Module, batch: PgBatch, norm: LossNorm, pg: Optio
 
 
 @torch.no_grad()
-def _metric_sums(model: torch.nn.Module, batch: PgBatch, pg: PgLossOptions, norm: LossNorm, max_seq: int, where: Placement) -> PgSums:
+def _metric_sums(model: torch.nn.Module, batch: PgBatch, pg: PgLossOptions, norm: LossNorm, max_seq: int, where: Placement, world: Optional[World] = None) -> PgSums:
     """KL and entropy sums of rows left out of the gradient passes (advantage 0), from a forward pass alone."""
     dev = where.device
+    if trained_positions(batch) == 0:
+        return PgSums()
+    batch = _rank_rows(batch, world)
     p = pack(batch.tokens, max_seq, dev)
     mask = shifted(batch.loss_mask, p.rows, p.len, dev)
     count = int((mask > 0).sum())
-    if count == 0 or p.len == 0:
-        return PgSums()
     logp, entropy = masked_logprobs(model, p, mask, where, pg.temperature, want_entropy=True)
     ent = float(agg_loss(entropy, mask, pg.agg_mode, norm))
     if batch.old_logprobs is None:
@@ -284,6 +363,24 @@ def _cut(batch: PgBatch, rows: int, pass_tokens: Optional[int]) -> list[PgBatch]
     return [batch.rows(ix) for ix in out]
 
 
+def resharded(model: torch.nn.Module) -> None:
+    """Frees every gathered parameter of a sharded model. The root stays gathered after a forward pass
+    (for its backward); after a pass without one (metrics) it would otherwise keep the values from
+    before the optimiser step into the next forward."""
+    from torch.distributed.fsdp import FSDPModule
+
+    for module in model.modules():
+        if isinstance(module, FSDPModule):
+            module.reshard()
+
+
+def _summed_over_ranks(world: World, loss: float, padded: int, sums: Optional[PgSums]) -> tuple[float, int, Optional[PgSums]]:
+    """The ranks' shares added up (whether sums is None is the same on every rank: it follows the whole batch)."""
+    got = world.sum([loss, float(padded), *(getattr(sums, f) if sums is not None else 0.0 for f in PgSums.FIELDS)])
+    total = PgSums(*got[2:]) if sums is not None else None
+    return got[0], int(got[1]), total
+
+
 def train_step(
     model: torch.nn.Module,
     batch: PgBatch,
@@ -297,19 +394,30 @@ def train_step(
     by_length: bool = False,
     pass_tokens: Optional[int] = None,
     on_micro_batch: Callable[[int, int], None] = lambda done, total: None,
+    world: Optional[World] = None,
 ) -> StepResult:
-    """One optimiser update: SFT's cross-entropy (pg None) or the policy-gradient loss."""
+    """One optimiser update: SFT's cross-entropy (pg None) or the policy-gradient loss.
+
+    With a world (a sharded model), every rank runs this on the whole batch: the same micro-batches,
+    each one's rows spread over the ranks (micro_batch_rows and pass_tokens are a rank's), the losses
+    divided by the whole mini-batch's denominators, so the ranks' gradients sum to one process's."""
     norm = batch_norm(batch, pg.loss_scale_factor if pg else None)
     if norm.tokens == 0:
         return StepResult(0.0, 0, 0.0)
+    ranks = 1 if world is None else world.size
+    if world is not None:
+        # Checked on the whole batch here, not on a rank's rows: every rank raises it or none does.
+        longest = max(len(r) for r in batch.tokens)
+        if longest > max_seq:
+            raise ValueError(f"sequence of {longest} tokens exceeds maxSeq {max_seq}")
     # With no entropy or KL term, a row of advantage 0 adds nothing to the gradient: it counts in the
     # denominators but skips the backward pass; its KL and entropy metrics come from a forward pass.
     work, skipped = _split_zero_advantage(batch) if pg is not None and pg.entropy_coeff == 0 and not pg.kl_loss else (batch, None)
     if by_length:
         work = work.rows(rows_by_length(work.tokens))
         skipped = skipped.rows(rows_by_length(skipped.tokens)) if skipped is not None else None
-    size = max(1, min(micro_batch_rows or len(work.tokens), len(work.tokens)))
-    parts = _cut(work, size, pass_tokens)
+    size = max(1, min((micro_batch_rows or len(work.tokens)) * ranks, len(work.tokens)))
+    parts = _cut(work, size, pass_tokens * ranks if pass_tokens is not None else None)
     metric_parts = _cut(skipped, size, pass_tokens) if skipped is not None else []
     total = len(parts) + len(metric_parts)
     loss, padded = 0.0, 0
@@ -317,15 +425,18 @@ def train_step(
     optim.zero_grad()
     model.train()
     for i, part in enumerate(parts):
-        l, pad, s = _gradients(model, part, norm, pg, max_seq, where)
+        l, pad, s = _gradients(model, part, norm, pg, max_seq, where, world)
         loss += l
         padded += pad
         if s is not None:
             sums = _added(sums, s)
         on_micro_batch(i + 1, total)
     for i, part in enumerate(metric_parts):
-        sums = _added(sums, _metric_sums(model, part, pg, norm, max_seq, where))  # type: ignore[arg-type]
+        sums = _added(sums, _metric_sums(model, part, pg, norm, max_seq, where, world))  # type: ignore[arg-type]
         on_micro_batch(len(parts) + i + 1, total)
+    if world is not None:
+        loss, padded, sums = _summed_over_ranks(world, loss, padded, sums)
+        resharded(model)
     grad_norm = optim.apply(lr)
     result = StepResult(loss, norm.tokens, grad_norm, tokens_run=sum(len(r) for r in work.tokens), padded_tokens_run=padded, seqs=norm.seqs)
     if sums is not None and pg is not None:

@@ -1,12 +1,19 @@
 """`npm run worker:torch`: the torch training worker process.
 
-    python -m durable_rl_torch.worker [--address host:port] [--namespace ns] [--tls ...] [--store folder|s3://...]
+    python -m durable_rl_torch.worker [--address host:port] [--namespace ns] [--tls ...] [--store folder|s3://...] [--nproc N]
 
 The connection and store flags are the TypeScript workers' (workers/worker-config.ts), each with the
 same environment variable, so one environment serves both. Activities run one at a time in a
 one-thread pool: a CPU- or GPU-bound update in an `async def` would starve the event loop that sends
 its heartbeats (the SDK's README), so they are synchronous functions that heartbeat between
 micro-batches instead.
+
+Several GPUs: `--nproc N` starts the worker again under torchrun (`torchrun --standalone
+--nproc-per-node N -m durable_rl_torch.worker ...`, which may also be run directly, multi-node
+included). Rank 0 runs the Temporal worker; the other ranks follow it (distributed.py), each training
+its shard of the model (fsdp.py). When the ranks fall out of step (one died or failed alone), rank 0
+fails the activity and every rank exits: Temporal retries the activity once a worker serves the
+queue again.
 """
 from __future__ import annotations
 
@@ -58,6 +65,9 @@ class WorkerSettings:
     api_key: Optional[str]
     store: Any
     task_queue: str
+    # Ranks to start under torchrun (--nproc); None: as launched.
+    nproc: Optional[int] = None
+    collective_timeout_s: float = 600.0
 
 
 def read_settings(argv: list[str], env: dict[str, str]) -> dict[str, Setting]:
@@ -65,8 +75,13 @@ def read_settings(argv: list[str], env: dict[str, str]) -> dict[str, Setting]:
     for flag, (var, help_text) in SETTINGS.items():
         parser.add_argument(f"--{flag}", help=f"{help_text} [{var}]" if var else help_text)
     parser.add_argument("--task-queue", default=TORCH_TASK_QUEUE, help=f"the task queue to serve (default {TORCH_TASK_QUEUE}, the trainer.backend torch queue)")
+    parser.add_argument("--nproc", help="ranks (GPUs) to train on: starts this worker under torchrun with that many processes, one per GPU, the model sharded over them with FSDP (default: one process, or torchrun's own ranks)")
+    parser.add_argument("--collective-timeout", help="seconds a rank waits in a collective before the ranks are given up as out of step (default 600)")
     args = vars(parser.parse_args(argv))
     out: dict[str, Setting] = {"task-queue": Setting(args["task_queue"], "--task-queue")}
+    for flag in ("nproc", "collective-timeout"):
+        if args[flag.replace("-", "_")] is not None:
+            out[flag] = Setting(args[flag.replace("-", "_")], f"--{flag}")
     for flag, (var, _) in SETTINGS.items():
         value = args[flag.replace("-", "_")]
         if value is not None:
@@ -103,6 +118,7 @@ def parse_settings(argv: list[str], env: dict[str, str]) -> WorkerSettings:
     from temporalio.service import TLSConfig
 
     from .blob_store import store_from_spec
+    from .distributed import DEFAULT_COLLECTIVE_TIMEOUT_S
 
     raw = read_settings(argv, env)
     address = raw["address"].value if "address" in raw else "127.0.0.1:7233"
@@ -136,10 +152,37 @@ def parse_settings(argv: list[str], env: dict[str, str]) -> WorkerSettings:
         store = store_from_spec(spec, raw["s3-endpoint"].value if "s3-endpoint" in raw else None, raw["s3-region"].value if "s3-region" in raw else None, path_style)
     except ValueError as err:
         raise WorkerConfigError(str(err)) from None
-    return WorkerSettings(address, raw["namespace"].value if "namespace" in raw else "default", tls, api_key, store, raw["task-queue"].value)
+    nproc = None
+    if "nproc" in raw:
+        if not re.fullmatch(r"[1-9][0-9]*", raw["nproc"].value):
+            raise WorkerConfigError(f'--nproc must be a positive whole number, got "{raw["nproc"].value}"')
+        nproc = int(raw["nproc"].value)
+        launched = os.environ.get("WORLD_SIZE")
+        if launched is not None and int(launched) != nproc:
+            raise WorkerConfigError(f"--nproc is {nproc}, but torchrun launched this worker with {launched} ranks (WORLD_SIZE); give the ranks one way")
+    timeout = DEFAULT_COLLECTIVE_TIMEOUT_S
+    if "collective-timeout" in raw and (nproc or int(os.environ.get("WORLD_SIZE", "1"))) < 2:
+        raise WorkerConfigError("--collective-timeout applies to several ranks: give --nproc N (N > 1) or start the worker under torchrun")
+    if "collective-timeout" in raw:
+        try:
+            timeout = float(raw["collective-timeout"].value)
+        except ValueError:
+            timeout = -1
+        if not timeout > 0:
+            raise WorkerConfigError(f'--collective-timeout must be a positive number of seconds, got "{raw["collective-timeout"].value}"')
+    return WorkerSettings(address, raw["namespace"].value if "namespace" in raw else "default", tls, api_key, store, raw["task-queue"].value, nproc, timeout)
 
 
-async def run(settings: WorkerSettings, interceptors: Sequence[Any] = ()) -> None:
+def _import_models() -> None:
+    """Imported at start, not on the first activity: transformers' lazy modules take seconds to load."""
+    import transformers
+    from transformers import GPT2LMHeadModel, LlamaForCausalLM, Qwen3ForCausalLM  # noqa: F401
+
+    # A worker's log is a record, not a terminal: no progress bars of weights being loaded.
+    transformers.utils.logging.disable_progress_bar()
+
+
+async def run(settings: WorkerSettings, interceptors: Sequence[Any] = (), world: Any = None) -> None:
     import torch
     from temporalio.client import Client
     from temporalio.worker import Worker
@@ -147,23 +190,26 @@ async def run(settings: WorkerSettings, interceptors: Sequence[Any] = ()) -> Non
     from .activities import TrainingActivities
 
     client = await Client.connect(settings.address, namespace=settings.namespace, tls=settings.tls, api_key=settings.api_key)
-    # Imported here, not on the first activity: transformers' lazy modules take seconds to load.
-    import transformers
-    from transformers import GPT2LMHeadModel, LlamaForCausalLM, Qwen3ForCausalLM  # noqa: F401
+    _import_models()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    broken = False
 
-    # A worker's log is a record, not a terminal: no progress bars of weights being loaded.
-    transformers.utils.logging.disable_progress_bar()
+    def on_broken() -> None:
+        nonlocal broken
+        broken = True
+        loop.call_soon_threadsafe(stop.set)
 
-    acts = TrainingActivities(settings.store)
+    acts = TrainingActivities(settings.store, world=world, on_broken=on_broken)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-activity") as pool:
         worker = Worker(
             client, task_queue=settings.task_queue, activities=acts.handlers(), activity_executor=pool, max_concurrent_activities=1, interceptors=list(interceptors)
         )
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         device = f"cuda ({torch.cuda.get_device_name()})" if torch.cuda.is_available() else f"cpu ({torch.get_num_threads()} threads)"
+        if world is not None:
+            device += f", {world.size} ranks (FSDP)"
         if os.environ.get("DURABLE_RL_EXIT_WITH_PARENT") == "1":
             loop.create_task(_exit_with_parent(stop))
         async with worker:
@@ -171,24 +217,88 @@ async def run(settings: WorkerSettings, interceptors: Sequence[Any] = ()) -> Non
             print(f"[worker:torch {os.getpid()}] serving {settings.task_queue} on {settings.address} namespace {settings.namespace}; torch {torch.__version__} on {device}", flush=True)
             await stop.wait()
         print(f"[worker:torch {os.getpid()}] stopped", flush=True)
+    if world is not None:
+        if broken:
+            # Out of step: exit at once (tearing down the process groups could wait on the other ranks).
+            os._exit(1)
+        try:
+            world.post({"stop": True})
+        except Exception:  # the other ranks are gone already (torchrun stops them too)
+            pass
+
+
+def follow(settings: WorkerSettings, world: Any) -> None:
+    """A rank other than 0: runs each job rank 0 posts, until it posts stop or is gone."""
+    from .activities import TrainingActivities
+    from .distributed import WorldBroken
+
+    _import_models()
+    acts = TrainingActivities(settings.store, world=world)
+    tag = f"[worker:torch {os.getpid()} rank {world.rank}]"
+    print(f"{tag} following rank 0 of {world.size}", flush=True)
+    while True:
+        try:
+            message = world.receive()
+        except Exception as err:
+            print(f"{tag} rank 0 is gone ({err}); exiting", flush=True)
+            os._exit(1)
+        if message.get("stop"):
+            print(f"{tag} stopped", flush=True)
+            return
+        try:
+            acts.follow(message)
+        except WorldBroken as err:
+            print(f"{tag} {err}; exiting", flush=True)
+            os._exit(1)
 
 
 async def _exit_with_parent(stop: asyncio.Event) -> None:
-    """DURABLE_RL_EXIT_WITH_PARENT (scripts/lib/worker-process.ts): shut down once the parent process is gone."""
-    parent = os.getppid()
+    """DURABLE_RL_EXIT_WITH_PARENT (scripts/lib/worker-process.ts): shut down once the parent process is
+    gone (under --nproc, the process that started torchrun: DURABLE_RL_PARENT_PID)."""
+    parent = int(os.environ.get("DURABLE_RL_PARENT_PID") or os.getppid())
     while not stop.is_set():
-        if os.getppid() != parent:
+        if not _alive(parent) or ("DURABLE_RL_PARENT_PID" not in os.environ and os.getppid() != parent):
             stop.set()
         await asyncio.sleep(1)
 
 
-def main(argv: Optional[list[str]] = None, interceptors: Sequence[Any] = ()) -> None:
+def _alive(pid: int) -> bool:
     try:
-        settings = parse_settings(sys.argv[1:] if argv is None else argv, dict(os.environ))
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _under_torchrun(settings: WorkerSettings, argv: list[str]) -> None:
+    """--nproc N outside torchrun: this process becomes torchrun, starting N ranks of this worker."""
+    if settings.nproc is None or settings.nproc == 1 or "WORLD_SIZE" in os.environ:
+        return
+    os.environ.setdefault("DURABLE_RL_PARENT_PID", str(os.getppid()))
+    # The ranks know their number from torchrun; and torchrun's own parser would take --nproc for its --nproc-per-node.
+    rest = [a for i, a in enumerate(argv) if not (a == "--nproc" or a.startswith("--nproc=") or (i > 0 and argv[i - 1] == "--nproc"))]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={settings.nproc}", "-m", "durable_rl_torch.worker", *rest]
+    sys.stdout.flush()
+    os.execv(sys.executable, cmd)
+
+
+def main(argv: Optional[list[str]] = None, interceptors: Sequence[Any] = ()) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        settings = parse_settings(args, dict(os.environ))
     except WorkerConfigError as err:
         print(f"worker:torch: {err}", file=sys.stderr)
         sys.exit(2)
-    asyncio.run(run(settings, interceptors))
+    _under_torchrun(settings, args)
+    from .distributed import init_world, launched_ranks
+
+    world = init_world(settings.collective_timeout_s) if launched_ranks() > 1 else None
+    if world is not None and not world.leader:
+        follow(settings, world)
+        return
+    asyncio.run(run(settings, interceptors, world))
 
 
 if __name__ == "__main__":
