@@ -33,6 +33,9 @@ export function trainerProblems(cfg: RunConfig): Problem[] {
       problems.push({ path: 'model.arch', message: `rollout.kind ${cfg.rollout.kind} runs on the embedded engine; a ${arch} policy plays rollout.kind plan-act or standard on vLLM` });
     }
   }
+  if (trainer?.lora && arch === 'gpt2') {
+    problems.push({ path: 'trainer.lora', message: "vLLM serves LoRA adapters of qwen3 and llama policies, not GPT-2's (model.arch is gpt2): set model.arch, or leave trainer.lora out" });
+  }
   if (trainer?.lora && !synced) {
     problems.push({ path: 'trainer.lora', message: 'a LoRA adapter is served by vLLM (runtime LoRA loading); the embedded engine serves full weights: set inference.engine: openai with inference.openai.weightSync, or leave trainer.lora out' });
   }
