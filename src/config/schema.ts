@@ -122,9 +122,8 @@ export const ModelSchema = z
      * The policy's architecture over the project's tokenizer. Absent: gpt2, the embedded policy (GPT-2
      * with an untied head: src/model/arch.ts), which both trainers train and the embedded engine serves.
      * qwen3 (Qwen3ForCausalLM: RMSNorm, rotary positions, grouped-query attention, SwiGLU) and llama
-     * (LlamaForCausalLM): trained by the torch trainer (trainer.backend: torch) and served by a remote
-     * engine (inference.engine: openai), the embedded engine being GPT-2 only; dFf is their MLP width,
-     * the head size dModel / nHeads.
+     * (LlamaForCausalLM): trained by the torch trainer (trainer.backend: torch), served by the embedded
+     * engine (src/model/llama-onnx.ts) or vLLM; dFf is their MLP width, the head size dModel / nHeads.
      */
     arch: z.enum(['gpt2', 'qwen3', 'llama']).optional(),
     /** Key/value heads of grouped-query attention (qwen3, llama); absent: nHeads. */

@@ -1,7 +1,8 @@
 /**
  * No silent options for the trainer and the architecture (src/config/schema.ts trainer, model.arch):
- * what only the torch trainer does is refused with the tfjs one, and what the embedded engine cannot
- * serve is refused where it would serve it. Each problem names the key and what would make it count.
+ * what only the torch trainer does is refused with the tfjs one, and a LoRA adapter where vLLM cannot
+ * serve it. (The embedded engine serves every model.arch: src/model/llama-onnx.ts.) Each problem
+ * names the key and what would make it count.
  */
 import type { RunConfig } from './schema';
 import { TrainerSchema } from './schema';
@@ -24,14 +25,8 @@ export function trainerProblems(cfg: RunConfig): Problem[] {
   }
   const arch = cfg.model.arch ?? 'gpt2';
   const synced = cfg.inference.engine === 'openai' && cfg.inference.openai?.weightSync !== undefined;
-  if (arch !== 'gpt2') {
-    if (backend !== 'torch') problems.push({ path: 'model.arch', message: `the tfjs trainer trains the embedded GPT-2 policy only; ${arch} needs trainer.backend: torch` });
-    if (!synced) {
-      problems.push({ path: 'model.arch', message: `the embedded engine serves GPT-2 only; a ${arch} policy is served by vLLM: set inference.engine: openai with inference.openai.weightSync` });
-    }
-    if (cfg.rollout.kind !== 'plan-act' && cfg.rollout.kind !== 'standard') {
-      problems.push({ path: 'model.arch', message: `rollout.kind ${cfg.rollout.kind} runs on the embedded engine; a ${arch} policy plays rollout.kind plan-act or standard on vLLM` });
-    }
+  if (arch !== 'gpt2' && backend !== 'torch') {
+    problems.push({ path: 'model.arch', message: `the tfjs trainer trains the embedded GPT-2 policy only; ${arch} needs trainer.backend: torch` });
   }
   if (trainer?.lora && arch === 'gpt2') {
     problems.push({ path: 'trainer.lora', message: "vLLM serves LoRA adapters of qwen3 and llama policies, not GPT-2's (model.arch is gpt2): set model.arch, or leave trainer.lora out" });

@@ -11,6 +11,10 @@ describe('trainer and architecture keys', () => {
     expect(cfg.model).toEqual({ dModel: 128, nLayers: 2, nHeads: 4, dFf: 512, maxSeq: 384 });
   });
 
+  it('takes a qwen3 policy on the embedded engine, with any rollout kind', () => {
+    expect(parseRunConfig({ trainer: { backend: 'torch' }, model: { arch: 'qwen3' }, rollout: { kind: 'tree' }, rl: { groupSize: 4 } }).model.arch).toBe('qwen3');
+  });
+
   it('takes the torch backend with its settings, and a qwen3 policy on a synced vLLM', () => {
     const cfg = parseRunConfig({ trainer: { backend: 'torch', lora: { rank: 8 } }, model: { arch: 'qwen3', dModel: 128, nHeads: 4, nKvHeads: 2 }, inference: synced });
     expect(cfg.trainer).toEqual({ backend: 'torch', device: 'auto', dtype: 'auto', gradientCheckpointing: false, lora: { rank: 8, alpha: 32, dropout: 0, targetModules: ['all-linear'] } });
@@ -23,9 +27,7 @@ describe('trainer and architecture keys', () => {
     [{ trainer: { gradientCheckpointing: true } }, 'trainer.gradientCheckpointing', /torch trainer/],
     [{ trainer: { backend: 'torch', lora: {} }, model: { arch: 'qwen3' }, inference: { engine: 'embedded' } }, 'trainer.lora', /served by vLLM/],
     [{ trainer: { backend: 'torch', lora: {} }, inference: synced }, 'trainer.lora', /not GPT-2's/],
-    [{ model: { arch: 'qwen3' }, trainer: { backend: 'torch' } }, 'model.arch', /embedded engine serves GPT-2 only/],
     [{ model: { arch: 'llama' }, inference: synced }, 'model.arch', /needs trainer\.backend: torch/],
-    [{ model: { arch: 'qwen3' }, trainer: { backend: 'torch' }, inference: synced, rollout: { kind: 'tree' }, rl: { groupSize: 4 }, tree: { nodeSampling: 'random' } }, 'model.arch', /plays rollout\.kind plan-act or standard/],
     [{ model: { nKvHeads: 2 } }, 'model.nKvHeads', /qwen3 or llama setting/],
     [{ model: { arch: 'qwen3', nHeads: 4, nKvHeads: 3 }, trainer: { backend: 'torch' }, inference: synced }, 'model.nKvHeads', /multiple of nKvHeads/],
     [{ trainer: { backend: 'jax' } }, 'trainer.backend', /./],
