@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python environment (one time, cached outside the clone): a CPU build of vLLM, the OpenAI-compatible
 # server the remote-engine tests, configs/vllm.yaml and bench:engine run; transformers, against which the
-# Hugging Face export is checked; verl, against whose own code GRPO is checked. About 6.5 GB (the index's
+# Hugging Face export is checked; verl, against whose own code GRPO is checked; the torch training worker's
+# own needs (temporalio, peft, boto3, pytest: python/durable_rl_torch, npm run worker:torch). About 6.5 GB (the index's
 # torch wheel brings CUDA libraries it does not use here); the environment is named after the
 # requirements' hash, so a change of pins builds a new one.
 set -euo pipefail
