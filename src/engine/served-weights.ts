@@ -12,7 +12,7 @@ import { sha256Hex } from '../store/blob-keys';
 import type { BlobStore } from '../store/blob-store';
 import type { BlobRef } from '../domain/types';
 import { decodeCheckpoint } from '../model/checkpoint';
-import { writeHfDir } from '../model/hf-dir';
+import { writeDirWhole, writeHfDir } from '../model/hf-dir';
 import { readHfManifest } from '../model/hf-checkpoint';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { loraModelName } from './vllm-weights';
@@ -29,18 +29,10 @@ function safeDirName(runId: string): string {
 
 async function writeFiles(store: BlobStore, files: Record<string, BlobRef>, dir: string, once = false): Promise<string> {
   if (once && fs.existsSync(dir)) return dir;
-  const parent = path.dirname(path.resolve(dir));
-  fs.mkdirSync(parent, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(dir)}.tmp-`));
-  try {
-    for (const [name, ref] of Object.entries(files)) fs.writeFileSync(path.join(tmp, name), await store.get(ref));
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.renameSync(tmp, dir);
-  } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  return dir;
+  const contents = await Promise.all(Object.entries(files).map(async ([name, ref]) => [name, await store.get(ref)] as const));
+  return writeDirWhole(dir, (tmp) => {
+    for (const [name, bytes] of contents) fs.writeFileSync(path.join(tmp, name), bytes);
+  });
 }
 
 export async function writeServedWeights(

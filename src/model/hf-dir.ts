@@ -34,11 +34,21 @@ export function writeHfDir(dir: string, input: WriteHfDirInput): string {
     padId: input.tokenizer.padId,
     ...(input.meta ? { meta: input.meta } : {}),
   });
+  return writeDirWhole(dir, (tmp) => {
+    for (const name of HF_FILE_NAMES) fs.writeFileSync(path.join(tmp, name), files[name]);
+  });
+}
+
+/**
+ * Fills `dir` through a sibling temporary directory renamed into place, so a reader (a server
+ * loading weights) never sees half of it; an existing `dir` is replaced. Returns dir.
+ */
+export function writeDirWhole(dir: string, fill: (tmp: string) => void): string {
   const parent = path.dirname(path.resolve(dir));
   fs.mkdirSync(parent, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(dir)}.tmp-`));
   try {
-    for (const name of HF_FILE_NAMES) fs.writeFileSync(path.join(tmp, name), files[name]);
+    fill(tmp);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
   } catch (err) {

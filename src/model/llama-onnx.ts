@@ -14,15 +14,11 @@
  *   logits = RMSNorm(h)·lm_headᵀ
  * The cache keeps every query head's k, v (the repeated ones): the engine's [rows, H, T, hd] layout.
  */
-import { onnx } from 'onnx-proto';
 import { ELEM, GraphBuilder } from './onnx-builder';
 import { HfFormatError } from './hf-export';
 import type { GptConfig } from './arch';
 import type { NamedTensor } from './safetensors';
-import { ONNX_IO, ONNX_META } from './onnx-export';
-
-const OPSET = 20;
-const IR_VERSION = 9;
+import { decoderModel, ONNX_IO } from './onnx-export';
 
 export interface LlamaConfig {
   arch: 'qwen3' | 'llama';
@@ -202,23 +198,5 @@ export function exportLlamaOnnx(c: LlamaConfig, tensors: ReadonlyMap<string, Nam
   const out = rms(h, take('model.norm.weight', [d]));
   g.op('Reshape', [linear(out, head), bsShape(vocabTail)], {}, ONNX_IO.logits);
 
-  g.output(ONNX_IO.logits, ELEM.FLOAT, ['batch', 'seq', c.vocabSize]);
-  for (let i = 0; i < c.nLayers; i++) {
-    g.output(ONNX_IO.presentKey(i), ELEM.FLOAT, ['batch', H, 'total', hd]);
-    g.output(ONNX_IO.presentValue(i), ELEM.FLOAT, ['batch', H, 'total', hd]);
-  }
-  const props: Record<string, string> = { ...metadata, [ONNX_META.config]: JSON.stringify(engineConfig(c)) };
-  const model: onnx.IModelProto = {
-    irVersion: IR_VERSION,
-    opsetImport: [
-      { domain: '', version: OPSET },
-      { domain: 'com.microsoft', version: 1 },
-    ],
-    producerName: 'durable-rl',
-    graph: g.graph(`durable_rl_${c.arch}`),
-    metadataProps: Object.keys(props)
-      .sort()
-      .map((key) => ({ key, value: props[key] as string })),
-  };
-  return onnx.ModelProto.encode(onnx.ModelProto.create(model)).finish();
+  return decoderModel(g, `durable_rl_${c.arch}`, engineConfig(c), metadata);
 }

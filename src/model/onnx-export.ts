@@ -120,12 +120,22 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
   const logitsShape = g.op('Concat', [idsShape, vocabTail], { axis: 0 });
   g.op('Reshape', [g.op('MatMul', [x, 'head']), logitsShape], {}, ONNX_IO.logits);
 
+  return decoderModel(g, 'durable_rl_gpt', cfg, metadata);
+}
+
+/**
+ * The decoder's outputs (logits and every layer's present k and v, in the engine's [b, H, T, hd]
+ * layout) added to `g`, and the model encoded with `cfg` (the engine's view of it) and `metadata` in
+ * its metadata_props: what every exporter of a decoder for the embedded engine ends with.
+ */
+export function decoderModel(g: GraphBuilder, name: string, cfg: GptConfig, metadata: Record<string, string>): Uint8Array {
+  const H = cfg.nHeads;
+  const hd = headDim(cfg);
   g.output(ONNX_IO.logits, ELEM.FLOAT, ['batch', 'seq', cfg.vocabSize]);
   for (let i = 0; i < cfg.nLayers; i++) {
     g.output(ONNX_IO.presentKey(i), ELEM.FLOAT, ['batch', H, 'total', hd]);
     g.output(ONNX_IO.presentValue(i), ELEM.FLOAT, ['batch', H, 'total', hd]);
   }
-
   const props: Record<string, string> = { ...metadata, [ONNX_META.config]: JSON.stringify(cfg) };
   const model: onnx.IModelProto = {
     irVersion: IR_VERSION,
@@ -134,7 +144,7 @@ export function exportOnnx(cfg: GptConfig, weights: WeightMap, metadata: Record<
       { domain: 'com.microsoft', version: 1 },
     ],
     producerName: 'durable-rl',
-    graph: g.graph('durable_rl_gpt'),
+    graph: g.graph(name),
     metadataProps: Object.keys(props)
       .sort()
       .map((key) => ({ key, value: props[key] as string })),

@@ -11,45 +11,29 @@
  * training queue. The source, a torch run too, is held after its first SFT chunk (its state save at
  * step 2, an orchestration activity: the torch worker's one slot stays free for the dependent run).
  */
-import { Context } from '@temporalio/activity';
 import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { names } from '../../activities/names';
-import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { TASK_QUEUES } from '../../workflows/shared';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
+import { holdRunStateSave } from '../helpers/hold-run';
 import { workerProcesses } from '../helpers/worker-processes';
 
 const sourceId = uniqueId('torch-source');
-let letSourceGoOn = false;
-
-/** Holds the source run's state save at step 2 (its checkpoint there is named already) until the test lets it go on. */
-const holdSource: ActivityInboundCallsInterceptor = {
-  async execute(input, next) {
-    const ctx = Context.current();
-    const arg = input.args[0] as { runId?: string; state?: RunState } | undefined;
-    if (ctx.info.activityType === 'saveRunState' && arg?.runId === sourceId && arg.state?.checkpoint?.step === 2) {
-      while (!letSourceGoOn) {
-        ctx.heartbeat('held by the test');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-    return next(input);
-  },
-};
+const hold = holdRunStateSave(sourceId, 2);
 
 let ctx: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
 
 beforeAll(async () => {
-  ctx = await testEnv('torch-reused-id', ['orchestration', 'inference', 'tools'], { activityInterceptors: [() => ({ inbound: holdSource })] });
+  ctx = await testEnv('torch-reused-id', ['orchestration', 'inference', 'tools'], { activityInterceptors: [hold.interceptor] });
   workers = workerProcesses(ctx);
 });
 
 afterAll(async () => {
-  letSourceGoOn = true;
+  hold.release();
   await workers?.killAll();
   await ctx?.stop();
 });
@@ -86,7 +70,7 @@ it('a torch run started again under its id after its init.fromRun source trained
   expect(run2.weights).toEqual(run1.weights);
 
   // The source trains on to step 4; the same start again now resolves its step 4.
-  letSourceGoOn = true;
+  hold.release();
   await source.result();
   const copy = async (step: number) => (await ctx.store.getName(names.checkpoint(runId, step)))!.sha256;
 

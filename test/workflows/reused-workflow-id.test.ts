@@ -9,44 +9,28 @@
  * orchestration activity: the training queue's one slot must stay free for the others) until the
  * test lets it go on, so the jobs start while the source is at step 2 and again once it is at step 4.
  */
-import { Context } from '@temporalio/activity';
 import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
-import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
+import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { names } from '../../activities/names';
 import type { PlanActJobInput, PlanActJobResult } from '../../src/contracts/plan-act';
 import type { RunConfigInput } from '../../src/config/schema';
 import { TASK_QUEUES } from '../../workflows/shared';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
+import { holdRunStateSave } from '../helpers/hold-run';
 
 const sourceId = uniqueId('source');
-let letSourceGoOn = false;
-
-/** Holds the source run's state save at step 2 (its checkpoint there is named already) until the test lets it go on. */
-const holdSource: ActivityInboundCallsInterceptor = {
-  async execute(input, next) {
-    const ctx = Context.current();
-    const arg = input.args[0] as { runId?: string; state?: RunState } | undefined;
-    if (ctx.info.activityType === 'saveRunState' && arg?.runId === sourceId && arg.state?.checkpoint?.step === 2) {
-      while (!letSourceGoOn) {
-        ctx.heartbeat('held by the test');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-    return next(input);
-  },
-};
+const hold = holdRunStateSave(sourceId, 2);
 
 let ctx: TestEnv;
 
 beforeAll(async () => {
-  ctx = await testEnv('reused-id', undefined, { activityInterceptors: [() => ({ inbound: holdSource })] });
+  ctx = await testEnv('reused-id', undefined, { activityInterceptors: [hold.interceptor] });
 });
 
 afterAll(async () => {
-  letSourceGoOn = true;
+  hold.release();
   await ctx?.stop();
 });
 
@@ -93,7 +77,7 @@ it('a job and a run started again under their ids after their source trained fur
   expect(run2.checkpoint).toEqual(run1.checkpoint);
 
   // The source trains on to step 4; the same starts again now resolve its step 4.
-  letSourceGoOn = true;
+  hold.release();
   await source.result();
   /** A run's copy of the source's checkpoint at `step`. */
   const copy = async (id: string, step: number) => (await ctx.store.getName(names.checkpoint(id, step)))!.sha256;
