@@ -217,7 +217,8 @@ async function main(): Promise<number> {
     ...(trainer ? [trainer.exited.then((why) => ({ why, code: 1 }))] : []),
   ]);
   const end = await waitForRun({ handle, service: connection.workflowService, namespace, address: server.address, interrupt, say: (line) => display.log(line) });
-  stopProgress();
+  // The run's own end: one last poll, so the last progress line is where it ended.
+  await stopProgress(end.kind === 'completed' || end.kind === 'failed');
   const resume = `continue it with --resume ${workflowId}:\n  bash scripts/main.sh --resume ${workflowId}`;
   let code = 0;
   switch (end.kind) {

@@ -118,8 +118,11 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stdout): Pr
 /**
  * Polls `poll` once a second into `display` until the returned function is called. The query
  * fails until the workflow's first task has run, and while the server is away: tried again.
+ * Stopping with `lastPoll` polls once more first, so the last line shows where an ended run
+ * ended (it can finish its last steps between two polls); that poll failing leaves the display as
+ * it was. Without it (a signal, a stuck run) the display stops at once.
  */
-export function followProgress(poll: () => Promise<RunProgress>, display: ProgressDisplay): () => void {
+export function followProgress(poll: () => Promise<RunProgress>, display: ProgressDisplay): (lastPoll?: boolean) => Promise<void> {
   let stopped = false;
   let inFlight = false;
   const timer = setInterval(() => {
@@ -131,10 +134,12 @@ export function followProgress(poll: () => Promise<RunProgress>, display: Progre
       }, () => undefined)
       .finally(() => (inFlight = false));
   }, 1000);
-  return () => {
+  return async (lastPoll = false) => {
     if (stopped) return;
     stopped = true;
     clearInterval(timer);
+    const last = lastPoll ? await poll().catch(() => undefined) : undefined;
+    if (last) display.update(last);
     display.stop();
   };
 }

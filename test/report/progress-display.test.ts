@@ -6,7 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { RunProgress } from '../../src/contracts/training-run';
-import { PLAIN_EVERY_MS, PlainProgress, progressDisplay, progressLine } from '../../scripts/lib/progress-display';
+import { PLAIN_EVERY_MS, PlainProgress, followProgress, progressDisplay, progressLine } from '../../scripts/lib/progress-display';
 
 const at = (step: number, phase: RunProgress['phase'] = 'sft', lastLoss?: number): RunProgress => ({ phase, step, totalSteps: 300, weightVersion: 0, ...(lastLoss === undefined ? {} : { lastLoss }) });
 
@@ -51,4 +51,30 @@ test('a stream that is not a terminal gets plain lines, no bar', () => {
   display.update(at(3));
   display.stop();
   expect(written).toBe(`${progressLine(at(3))}\n`);
+});
+
+test('stopping with a last poll shows where the run ended, even if it ended between two polls', async () => {
+  const lines: string[] = [];
+  let step = 10;
+  const display = new PlainProgress((l) => lines.push(l), () => 0);
+  const stop = followProgress(async () => at(step), display);
+  await new Promise((r) => setTimeout(r, 1_300));
+  // The run's last two steps and its end fall between this poll and the next.
+  step = 12;
+  await stop(true);
+  expect(lines).toEqual([progressLine(at(10)), progressLine(at(12))]);
+});
+
+test('stopping without a last poll (a signal) does not poll, and a failed last poll keeps the display', async () => {
+  const lines: string[] = [];
+  let polls = 0;
+  const display = new PlainProgress((l) => lines.push(l), () => 0);
+  const stop = followProgress(async () => (polls++ === 0 ? at(5) : Promise.reject(new Error('server away'))), display);
+  await new Promise((r) => setTimeout(r, 1_300));
+  await stop(true);
+  await stop(true);
+  expect(lines).toEqual([progressLine(at(5))]);
+  const quiet = followProgress(async () => at(7), new PlainProgress((l) => lines.push(l), () => 0));
+  await quiet();
+  expect(lines).toEqual([progressLine(at(5))]);
 });
