@@ -1,9 +1,11 @@
 /**
  * The HTTP server both OpenAI-compatible servers stand on, the embedded gateway (server.ts) and the
  * recording proxy (upstream-proxy.ts): fastify with the documented request timeout enforced on time,
- * a body limit answered with a 413 clients can read (body-limit.ts), and errors in OpenAI's shape.
+ * a body limit answered with a 413 clients can read (body-limit.ts), errors in OpenAI's shape, and
+ * the API key (api-key.ts) checked before anything else.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { bearerCheck, checkApiKey } from './api-key';
 import { bodyTooLarge, DRAINED_BODY_LIMIT, limitBody } from './body-limit';
 import { GatewayError } from './errors';
 
@@ -17,7 +19,12 @@ export interface HttpServerOptions {
   requestTimeoutMs?: number;
   /** The server's own errors that are not GatewayErrors, as one (undefined: handled as any error). */
   knownError?: (err: Error) => GatewayError | undefined;
+  /** Every route but GET /health then requires `Authorization: Bearer <apiKey>` (undefined: none does). */
+  apiKey?: string;
 }
+
+/** The routes open without the key: liveness only (vLLM guards /v1 and leaves /health open). */
+const OPEN_ROUTES = new Set(['/health']);
 
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   if (opts.bodyLimit > DRAINED_BODY_LIMIT) throw new Error(`bodyLimit ${opts.bodyLimit} is over DRAINED_BODY_LIMIT (${DRAINED_BODY_LIMIT})`);
@@ -48,6 +55,18 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     }
     return reply.status(500).send(new GatewayError(500, `internal error: ${err.message}`, 'server_error').toJSON());
   });
+  if (opts.apiKey !== undefined) {
+    const check = bearerCheck(checkApiKey(opts.apiKey, 'apiKey'));
+    // Before the body is read or a route runs: a request without the key is neither served,
+    // forwarded nor recorded. Decided on the route matched, not on the URL's text, so no spelling of
+    // a path (percent-escapes, say) reaches a guarded route unchecked; unknown paths are guarded too.
+    app.addHook('onRequest', async (req, reply) => {
+      if (req.routeOptions.url !== undefined && OPEN_ROUTES.has(req.routeOptions.url)) return;
+      reply.header('www-authenticate', 'Bearer');
+      check(req.headers.authorization);
+      reply.removeHeader('www-authenticate');
+    });
+  }
   // A body over the limit is answered once it has come; one declared larger than would be read is
   // refused at once, and its connection closed.
   app.addHook('preParsing', async (req, reply, payload) => {

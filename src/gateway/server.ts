@@ -49,6 +49,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS, http-server.ts). */
   requestTimeoutMs?: number;
+  /** The key clients must send (`Authorization: Bearer <key>`) on every route but /health; undefined: none (loopback only, docs/gateway.md). */
+  apiKey?: string;
 }
 
 const EPISODE_HEADER = 'x-episode-id';
@@ -61,6 +63,7 @@ export function createGateway(opts: GatewayOptions): FastifyInstance {
   const app = createHttpServer({
     bodyLimit: BODY_LIMIT,
     requestTimeoutMs: opts.requestTimeoutMs,
+    apiKey: opts.apiKey,
     // nginx's "client closed request": nobody reads it, but the log and the metrics say what happened.
     knownError: (err) => (err instanceof GenerationAbortedError ? new GatewayError(499, 'the client closed the request; its generation was cancelled') : undefined),
   });

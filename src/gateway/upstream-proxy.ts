@@ -13,6 +13,10 @@
  * would have got. Streams are forwarded chunk by chunk as they arrive; the closing `[DONE]` waits
  * until the call is recorded (a failed recording is an error event in its place).
  *
+ * With `apiKey` the proxy checks clients' keys (http-server.ts) and keeps them: the upstream gets
+ * `upstreamApiKey` or no Authorization at all. Without `apiKey`, the client's Authorization goes
+ * upstream as it came (the proxy is transparent), unless `upstreamApiKey` replaces it.
+ *
  * Upstream errors come back with the upstream's status and body; an upstream that cannot be
  * reached is a 502 in OpenAI's error shape; a recorded call whose response lacks ids or logprobs is
  * a 502 naming what was missing, and nothing of it is recorded. Every request stands alone: one
@@ -24,6 +28,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { captureTimeline } from '../timeline/capture';
 import type { Timeline } from '../timeline/types';
 import { checkEpisodeId } from './episode-ids';
+import { checkApiKey } from './api-key';
 import { GatewayError } from './errors';
 import { createHttpServer } from './http-server';
 import type { TimelineRecorder } from './server';
@@ -39,6 +44,10 @@ export interface RecordingProxyOptions {
   log?: (line: string) => void;
   /** How long a client has to send its request, and an open connection may send nothing (default REQUEST_TIMEOUT_MS, http-server.ts). */
   requestTimeoutMs?: number;
+  /** The key clients must send this proxy on every route but /health; never sent upstream. */
+  apiKey?: string;
+  /** The key sent upstream (its /v1 routes, /tokenize, /detokenize) in place of whatever the client sent. */
+  upstreamApiKey?: string;
 }
 
 /** The largest request body forwarded (docs/gateway.md): a real model's context and images need more than the embedded gateway's 4 MiB. */
@@ -46,8 +55,8 @@ export const PROXY_BODY_LIMIT = 16 << 20;
 
 const EPISODE_HEADER = 'x-episode-id';
 const AGENT_HEADER = 'x-agent-name';
-/** Request headers passed on to the upstream (its API key, and vLLM's request id). */
-const FORWARDED_HEADERS = ['authorization', 'x-request-id'] as const;
+/** Request headers passed on to the upstream: vLLM's request id (the key: upstreamAuthorization). */
+const FORWARDED_HEADERS = ['x-request-id'] as const;
 
 /** `upstream` without trailing slashes, and its server root (the same without a final /v1). */
 export function upstreamUrls(upstream: string): { api: string; root: string } {
@@ -74,7 +83,15 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
   };
   // As the gateway: the documented request timeout, and a body over the limit a 413 once it has come
   // (http-server.ts); open connections closed on close.
-  const app = createHttpServer({ bodyLimit: PROXY_BODY_LIMIT, requestTimeoutMs: opts.requestTimeoutMs });
+  const app = createHttpServer({ bodyLimit: PROXY_BODY_LIMIT, requestTimeoutMs: opts.requestTimeoutMs, apiKey: opts.apiKey });
+  const upstreamKey = opts.upstreamApiKey === undefined ? undefined : `Bearer ${checkApiKey(opts.upstreamApiKey, 'upstreamApiKey')}`;
+  /** What the upstream is sent as Authorization: a keyed proxy's clients hold the proxy's key, which must not leave for another host. */
+  const upstreamAuthorization = (req: FastifyRequest): string | undefined => {
+    if (upstreamKey !== undefined) return upstreamKey;
+    if (opts.apiKey !== undefined) return undefined;
+    const a = req.headers.authorization;
+    return typeof a === 'string' ? a : undefined;
+  };
 
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(new GatewayError(404, `no route ${req.method} ${req.url} (this proxy forwards /health, /v1/models, /v1/chat/completions and /v1/completions)`, 'not_found_error', null, 'unknown_url').toJSON());
@@ -90,6 +107,8 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
       const v = req.headers[h];
       if (typeof v === 'string') out[h] = v;
     }
+    const auth = upstreamAuthorization(req);
+    if (auth !== undefined) out.authorization = auth;
     return out;
   };
 
@@ -151,7 +170,7 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
 
   /** The engine's calls as timelines: the prompt split per message where the engine's template allows (chat), every text the engine's own. */
   const timelinesOf = async (kind: Endpoint, body: JsonObject, calls: EngineCall[], responseId: string | undefined, req: FastifyRequest): Promise<Timeline[]> => {
-    const auth = headersOf(req).authorization;
+    const auth = upstreamAuthorization(req);
     const model = typeof body.model === 'string' ? body.model : '';
     const tools = Array.isArray(body.tools) && body.tools.length > 0 ? JSON.stringify(body.tools) : '';
     const call = `${responseId ?? 'call'}~${randomUUID().slice(0, 8)}`;
