@@ -3,8 +3,11 @@
  * version, on loopback, serving the embedded engine of those weights and recording every call that
  * names an episode in the blob store. The newest two versions are kept (as inference workers keep
  * their engines); an older one is closed once a newer one is asked for and no episode uses it any
- * more (asynchronous RL plays episodes of several versions at once).
+ * more (asynchronous RL plays episodes of several versions at once). Each requires the worker's own
+ * random API key, which only the agents it starts are given: another process on the machine cannot
+ * write training data through them.
  */
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { WeightsInfo } from '../src/contracts/weights';
@@ -37,11 +40,13 @@ interface Entry {
 
 export class AgentGateways {
   private readonly gateways = new Map<string, Entry>();
+  /** The key every gateway of this worker requires; agents get it (OPENAI_API_KEY). */
+  readonly apiKey = randomBytes(32).toString('base64url');
 
   constructor(private readonly store: BlobStore) {}
 
-  /** Runs `use` with the base URL of a gateway serving these weights (a model of maxSeq positions). */
-  async with<T>(weights: WeightsInfo, maxSeq: number, use: (baseUrl: string) => Promise<T>): Promise<T> {
+  /** Runs `use` with the base URL of a gateway serving these weights (a model of maxSeq positions), and the key it requires. */
+  async with<T>(weights: WeightsInfo, maxSeq: number, use: (baseUrl: string, apiKey: string) => Promise<T>): Promise<T> {
     const key = weightsKey(weights);
     let entry = this.gateways.get(key);
     if (!entry) {
@@ -58,7 +63,7 @@ export class AgentGateways {
     }
     entry.users++;
     try {
-      return await use((await entry.served).baseUrl);
+      return await use((await entry.served).baseUrl, this.apiKey);
     } finally {
       entry.users--;
       this.closeIfUnused(entry);
@@ -79,7 +84,7 @@ export class AgentGateways {
   private async open(weights: WeightsInfo, maxSeq: number): Promise<Served> {
     const engine = await loadBatchingEngine(this.store, weights, 64);
     const tokenizer = loadTokenizer();
-    const app = createGateway({ engine, tokenizer, model: AGENT_GATEWAY_MODEL, maxSeq, recorder: blobStoreRecorder(this.store) });
+    const app = createGateway({ engine, tokenizer, model: AGENT_GATEWAY_MODEL, maxSeq, recorder: blobStoreRecorder(this.store), apiKey: this.apiKey });
     try {
       await app.listen({ port: 0, host: '127.0.0.1' });
     } catch (err) {

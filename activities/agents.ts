@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import type { RunConfig } from '../src/config/schema';
 import type { Sample } from '../src/domain/types';
 import { solveArithmetic, type AgentAnswer } from '../src/gateway/arith-agent';
+import { checkApiKey } from '../src/gateway/api-key';
 import { readEpisodeTimelines } from '../src/gateway/recorder';
 import type { BlobStore } from '../src/store/blob-store';
 import { addCounts, emptyCounts } from '../src/timeline/counts';
@@ -19,6 +20,9 @@ import { AGENT_GATEWAY_MODEL, AgentGateways } from './agent-gateways';
 import { runAgentProcess } from './agent-process';
 import { writeSet } from './samples';
 import { mergeAgentTimelines } from './timeline-merge';
+
+/** Where the tools workers find the key of the gateway an agentRollout input names. */
+export const GATEWAY_API_KEY_ENV = 'DURABLE_RL_GATEWAY_API_KEY';
 
 export interface RunAgentEpisodeInput {
   /** The gateway's base URL, e.g. http://127.0.0.1:8000/v1. */
@@ -74,12 +78,12 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
       const ctx = Context.current();
       const recordedAs = `${input.episodeId}#a${ctx.info.attempt}`;
       gateways ??= new AgentGateways(store);
-      const out = await gateways.with(input.weights, input.maxSeq, (baseUrl) => runAgentProcess({
+      const out = await gateways.with(input.weights, input.maxSeq, (baseUrl, apiKey) => runAgentProcess({
         argv: input.command,
         cwd: REPO_ROOT,
         env: {
           OPENAI_BASE_URL: baseUrl,
-          OPENAI_API_KEY: 'none',
+          OPENAI_API_KEY: apiKey,
           DURABLE_RL_MODEL: AGENT_GATEWAY_MODEL,
           DURABLE_RL_EPISODE_ID: recordedAs,
           DURABLE_RL_PROBLEM: input.expression,
@@ -100,7 +104,8 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
     async runAgentEpisode(input: RunAgentEpisodeInput): Promise<AgentEpisodeResult> {
       // Each attempt records under its own id, so a retried episode never mixes two attempts' calls.
       const recordedAs = `${input.episodeId}#a${Context.current().info.attempt}`;
-      const client = new OpenAI({ baseURL: input.baseUrl, apiKey: 'none', maxRetries: 0, timeout: 60_000 });
+      // The gateway's key comes from the worker's environment, never from the input (histories are not secret).
+      const client = new OpenAI({ baseURL: input.baseUrl, apiKey: gatewayApiKey(), maxRetries: 0, timeout: 60_000 });
       const answer = await solveArithmetic(client, input.expression, {
         model: input.model,
         episodeId: recordedAs,
@@ -134,6 +139,12 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
       return writeSet(store, 'single', samples, { counts, snaps });
     },
   };
+}
+
+/** The key of agentRollout's given gateway (`npm run gateway --api-key`), from DURABLE_RL_GATEWAY_API_KEY on the tools workers; 'none' for a keyless one. */
+function gatewayApiKey(): string {
+  const key = process.env[GATEWAY_API_KEY_ENV];
+  return key === undefined ? 'none' : checkApiKey(key, GATEWAY_API_KEY_ENV);
 }
 
 export type AgentActivities = ReturnType<typeof createAgentActivities>;

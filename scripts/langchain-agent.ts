@@ -20,7 +20,7 @@ const calcTool = tool(async ({ expression }: { expression: string }) => calc(exp
 
 /** One episode with LangChain: invoke, run the tool calls, until the model answers. */
 export async function solveWithLangChain(baseUrl: string, model: string, expression: string, episodeId: string, maxCalls = 3): Promise<string | null> {
-  const chat = new ChatOpenAI({ model, apiKey: 'none', temperature: 0, maxTokens: 32, configuration: { baseURL: baseUrl, defaultHeaders: { 'x-episode-id': episodeId } } }).bindTools([calcTool]);
+  const chat = new ChatOpenAI({ model, apiKey: process.env.OPENAI_API_KEY ?? 'none', temperature: 0, maxTokens: 32, configuration: { baseURL: baseUrl, defaultHeaders: { 'x-episode-id': episodeId } } }).bindTools([calcTool]);
   const messages: BaseMessage[] = [new HumanMessage(`Evaluate: ${expression}\n`)];
   for (let call = 0; call <= maxCalls; call++) {
     const ai = await chat.invoke(messages);

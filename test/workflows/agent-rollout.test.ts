@@ -3,13 +3,16 @@
  * outside agent (official `openai` client) on the tools queue against a gateway started here, the
  * gateway records each episode's calls, and the merged samples feed a real GRPO step. The gateway's
  * engine is scripted as a trained actor behaves (a calculator call, then the result, wrong on odd
- * seeds), so episodes have two calls each and groups have reward spread.
+ * seeds), so episodes have two calls each and groups have reward spread. The gateway has an API
+ * key: the tools worker's built-in agent reads it from DURABLE_RL_GATEWAY_API_KEY, an agent command
+ * from OPENAI_API_KEY.
  */
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { runAgentProcess } from '../../activities/agent-process';
+import { GATEWAY_API_KEY_ENV } from '../../activities/agents';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities, type TrainGrpoOutput } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
@@ -26,6 +29,7 @@ const tokenizer = loadTokenizer();
 let ctx: TestEnv;
 let gateway: FastifyInstance;
 let baseUrl: string;
+const KEY = 'sk-agent-rollout';
 
 /** A calculator call first; after the result, the result (or 7 on odd seeds: a wrong answer). */
 const topPs: number[] = [];
@@ -39,8 +43,10 @@ async function scriptedActor(prompt: string, params: SamplingParams): Promise<Co
 }
 
 beforeAll(async () => {
+  // The tools worker runs in this process: its activities read the key from here.
+  process.env[GATEWAY_API_KEY_ENV] = KEY;
   ctx = await testEnv('agent-rollout');
-  gateway = createGateway({ engine: { complete: scriptedActor }, tokenizer, model: 'scripted-actor', maxSeq: 192, recorder: blobStoreRecorder(ctx.store) });
+  gateway = createGateway({ engine: { complete: scriptedActor }, tokenizer, model: 'scripted-actor', maxSeq: 192, recorder: blobStoreRecorder(ctx.store), apiKey: KEY });
   await gateway.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}/v1`;
 });
@@ -48,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await ctx?.stop();
+  delete process.env[GATEWAY_API_KEY_ENV];
 });
 
 it('runs agent episodes through the gateway and merges each episode\'s recorded calls into one sample a GRPO step trains on', async () => {
@@ -93,7 +100,7 @@ it("samples at the run's rl.topP (the gateway's top_p), as at its temperature", 
 
 it("the default agent command passes DURABLE_RL_TOP_P on as top_p, through the official openai client", async () => {
   topPs.length = 0;
-  const env = { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'none', DURABLE_RL_MODEL: 'scripted-actor', DURABLE_RL_EPISODE_ID: uniqueId('agent-cmd'), DURABLE_RL_PROBLEM: '2+3', DURABLE_RL_SEED: '0' };
+  const env = { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: KEY, DURABLE_RL_MODEL: 'scripted-actor', DURABLE_RL_EPISODE_ID: uniqueId('agent-cmd'), DURABLE_RL_PROBLEM: '2+3', DURABLE_RL_SEED: '0' };
   const argv = [process.execPath, path.join(REPO_ROOT, 'dist', 'scripts', 'agent-episode.js')];
   const out = await runAgentProcess({ argv, cwd: REPO_ROOT, env: { ...env, DURABLE_RL_TOP_P: '0.8' }, timeoutMs: 30_000 });
   expect(out.requests).toBe(2);
