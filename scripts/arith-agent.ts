@@ -3,7 +3,7 @@
  * solving held-out problems through any OpenAI-compatible endpoint (here the gateway, `npm run
  * gateway`), one episode id per problem so the gateway records each episode's calls as timelines.
  *
- *   npm run agent -- [--base-url http://127.0.0.1:8000/v1] [--model durable-rl] [--problems 16] [--seed 1]
+ *   [OPENAI_API_KEY=<the gateway's key>] npm run agent -- [--base-url http://127.0.0.1:8000/v1] [--model durable-rl] [--problems 16] [--seed 1]
  */
 import OpenAI from 'openai';
 import { solveArithmetic } from '../src/gateway/arith-agent';
