@@ -6,6 +6,7 @@ import type { AgentRole, Sample } from '../src/domain/types';
 import type { RunConfig } from '../src/config/schema';
 import { captureTimeline } from '../src/timeline/capture';
 import { fixRetokenizationDrift } from '../src/timeline/drift';
+import { splitAtOutputs } from '../src/timeline/output-split';
 import { mergeTimelines } from '../src/timeline/merge';
 import { mergeStats } from '../src/timeline/stats';
 import { timelineToSample } from '../src/timeline/to-sample';
@@ -27,7 +28,8 @@ export interface MergedRole {
 }
 
 /**
- * One agent's timelines (in capture order) repaired and merged as the timeline config says: a
+ * One agent's timelines (in capture order) repaired and merged as the timeline config says (each
+ * earlier output parted from the template's text after it first, output-split.ts): a
  * sample per surviving timeline (its id with it, and the ids of the timelines absorbed into it),
  * and the counts and snap reports of the merge. With timeline.merge false every timeline is its own
  * sample, as captured.
@@ -37,7 +39,8 @@ export function mergeAgentTimelines(
   cfg: RunConfig['timeline'],
   credit?: (survivor: Timeline) => number[],
 ): { samples: Array<{ sample: Omit<Sample, 'reward' | 'metadata'>; timeline: string; absorbed: string[] }>; counts: TimelineCounts; snaps: SnapReport[] } {
-  const fixed = cfg.merge && cfg.fixRetokenizationDrift ? fixRetokenizationDrift(own) : { timelines: own, repaired: 0 };
+  const parted = cfg.merge ? splitAtOutputs(own, cfg.compareBy).timelines : own;
+  const fixed = cfg.merge && cfg.fixRetokenizationDrift ? fixRetokenizationDrift(parted) : { timelines: parted, repaired: 0 };
   const merged = cfg.merge
     ? mergeTimelines(fixed.timelines, { compareBy: cfg.compareBy, ignoreTools: cfg.ignoreTools, snapDetection: cfg.snapDetection })
     : { timelines: own, absorbed: [], snaps: [], stats: mergeStats(own, own) };

@@ -104,8 +104,9 @@ def _save_full_dir(model: torch.nn.Module, directory: Path) -> Path:
     return directory
 
 
-def full_model_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | None = None) -> dict[str, bytes]:
-    """state: the model's state dict gathered from its shards (fsdp.gathered_state); default the model's own."""
+def full_model_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | None = None, tokenizer: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """state: the model's state dict gathered from its shards (fsdp.gathered_state); default the model's own.
+    tokenizer: the tokenizer files to ship; default the project's (tokenizer_files)."""
     if state is None:
         state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
     # As save_pretrained writes it: servers (vLLM) pick the model class, and generation, from it.
@@ -113,7 +114,7 @@ def full_model_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | No
     return {
         "config.json": model.config.to_json_string(use_diff=False).encode("utf8"),
         "model.safetensors": save_safetensors(state, metadata={"format": "pt"}),
-        **tokenizer_files(max_positions(model.config)),
+        **(tokenizer if tokenizer is not None else tokenizer_files(max_positions(model.config))),
     }
 
 

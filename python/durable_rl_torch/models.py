@@ -32,20 +32,48 @@ def tokenizer_files(max_seq: int) -> dict[str, bytes]:
     }
 
 
-def special_ids() -> tuple[int, int, int]:
-    """(vocab size, eos id, pad id) of the project's tokenizer, as src/model/tokenizer.ts reads them."""
-    tok = json.loads(TOKENIZER_JSON.read_text("utf8"))
+def _vocab(tokenizer_json: Path) -> dict[str, int]:
+    tok = json.loads(tokenizer_json.read_text("utf8"))
     vocab: dict[str, int] = dict(tok["model"]["vocab"])
     for t in tok.get("added_tokens", []):
         vocab[t["content"]] = t["id"]
-    return max(vocab.values()) + 1, vocab["<|eos|>"], vocab["<|pad|>"]
+    return vocab
 
 
-def hf_config(model: ModelConfig, meta: dict[str, str] | None = None) -> Any:
-    """The transformers config of model.* over the project's tokenizer."""
+def special_ids(tokenizer_dir: Path | None = None) -> tuple[int, int, int]:
+    """(vocab size, eos id, pad id) of the project's tokenizer, as src/model/tokenizer.ts reads them; or of
+    a Hugging Face tokenizer directory's tokenizer.json, its eos and pad tokens named by its
+    tokenizer_config.json (pad defaults to eos)."""
+    if tokenizer_dir is None:
+        vocab = _vocab(TOKENIZER_JSON)
+        return max(vocab.values()) + 1, vocab["<|eos|>"], vocab["<|pad|>"]
+    vocab = _vocab(tokenizer_dir / "tokenizer.json")
+    config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text("utf8"))
+    name = lambda t: t if isinstance(t, str) or t is None else t.get("content")  # noqa: E731 (AddedToken dicts)
+    eos = name(config.get("eos_token"))
+    if eos not in vocab:
+        raise ValueError(f"{tokenizer_dir}/tokenizer_config.json: eos_token {eos!r} is not in its tokenizer.json")
+    pad = name(config.get("pad_token")) or eos
+    return max(vocab.values()) + 1, vocab[eos], vocab[pad]
+
+
+def tokenizer_dir_files(tokenizer_dir: Path, max_seq: int) -> dict[str, bytes]:
+    """A Hugging Face tokenizer directory's tokenizer.json and tokenizer_config.json (chat template
+    included) for a model of max_seq positions: only model_max_length is changed."""
+    config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text("utf8"))
+    config["model_max_length"] = max_seq
+    return {
+        "tokenizer.json": (tokenizer_dir / "tokenizer.json").read_bytes(),
+        "tokenizer_config.json": (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf8"),
+    }
+
+
+def hf_config(model: ModelConfig, meta: dict[str, str] | None = None, tokenizer_dir: Path | None = None) -> Any:
+    """The transformers config of model.* over the project's tokenizer, or over the tokenizer in
+    tokenizer_dir (its vocabulary size, eos and pad ids)."""
     from transformers import GPT2Config, LlamaConfig, Qwen3Config
 
-    vocab, eos, pad = special_ids()
+    vocab, eos, pad = special_ids(tokenizer_dir)
     common: dict[str, Any] = dict(vocab_size=vocab, bos_token_id=eos, eos_token_id=eos, pad_token_id=pad, tie_word_embeddings=False)
     if model.arch == "gpt2":
         # src/model/hf-export.ts hfConfig: the embedded policy's architecture.

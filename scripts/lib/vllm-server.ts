@@ -38,6 +38,8 @@ export interface VllmServerOptions {
    * versions at once), with VLLM_ALLOW_RUNTIME_LORA_UPDATING for /v1/load_lora_adapter.
    */
   lora?: { maxRank: number; maxLoras: number };
+  /** Extra environment for the server (e.g. PYTHONPATH for a test's `--logits-processors` module). */
+  env?: Record<string, string>;
 }
 
 export interface RunningVllm {
@@ -77,6 +79,7 @@ export async function startVllm(o: VllmServerOptions, timeoutMs = 300_000): Prom
       VLLM_NO_USAGE_STATS: '1',
       HF_HUB_OFFLINE: '1',
       TRANSFORMERS_OFFLINE: '1',
+      ...o.env,
     },
   });
   const baseUrl = `http://127.0.0.1:${o.port}`;
