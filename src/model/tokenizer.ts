@@ -23,17 +23,30 @@ export const TOKENIZER_CONFIG = {
   add_eos_token: false,
 } as const;
 
+/** The tokens that end a turn and pad a batch: the project's own, or a model directory's (Qwen3: <|im_end|>, <|endoftext|>). */
+interface SpecialTokens {
+  eos: string;
+  pad: string;
+}
+
 class HfTextTokenizer implements TextTokenizer {
   readonly vocabSize: number;
   readonly eosId: number;
   readonly padId: number;
-  readonly eosToken = EOS_TOKEN;
+  readonly eosToken: string;
 
-  constructor(private readonly tok: Tokenizer) {
+  constructor(
+    private readonly tok: Tokenizer,
+    special: SpecialTokens = { eos: EOS_TOKEN, pad: PAD_TOKEN },
+  ) {
     const vocab = tok.get_vocab(true);
-    this.vocabSize = Math.max(...vocab.values()) + 1;
-    this.eosId = requireId(tok, EOS_TOKEN);
-    this.padId = requireId(tok, PAD_TOKEN);
+    // A loop, not Math.max(...ids): a 151k-token vocabulary (Qwen3) overflows the argument stack.
+    let maxId = -1;
+    for (const id of vocab.values()) if (id > maxId) maxId = id;
+    this.vocabSize = maxId + 1;
+    this.eosToken = special.eos;
+    this.eosId = requireId(tok, special.eos);
+    this.padId = requireId(tok, special.pad);
   }
 
   encode(text: string): number[] {
@@ -86,6 +99,33 @@ export function tokenizerFromJson(tokenizerJson: object): TextTokenizer {
 }
 
 const cache = new Map<string, TextTokenizer>();
+
+/**
+ * A Hugging Face model directory's tokenizer (tokenizer.json next to tokenizer_config.json): its
+ * eos_token ends turns, its pad_token (else eos) pads, its added tokens (<|im_start|>, <think>,
+ * <tool_call>) encode as one id each. Decoding keeps spaces as they are, as the project's own does.
+ */
+export function loadTokenizerDir(dir: string): TextTokenizer {
+  const resolved = path.resolve(REPO_ROOT, dir);
+  const key = `dir:${resolved}`;
+  let tok = cache.get(key);
+  if (tok === undefined) {
+    const config = JSON.parse(fs.readFileSync(path.join(resolved, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+    const eos = tokenContent(config.eos_token);
+    if (eos === undefined) throw new Error(`${resolved}/tokenizer_config.json has no eos_token`);
+    const json = JSON.parse(fs.readFileSync(path.join(resolved, 'tokenizer.json'), 'utf8')) as object;
+    tok = new HfTextTokenizer(new Tokenizer(json, { ...config, clean_up_tokenization_spaces: false }), { eos, pad: tokenContent(config.pad_token) ?? eos });
+    cache.set(key, tok);
+  }
+  return tok;
+}
+
+/** tokenizer_config.json writes a special token as a string or as an AddedToken object with `content`. */
+export function tokenContent(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'object' && v !== null && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
+  return undefined;
+}
 
 /** Loads (once per path) a tokenizer.json; relative paths are resolved against the repository root. */
 export function loadTokenizer(file: string = DEFAULT_TOKENIZER_PATH): TextTokenizer {
