@@ -1,5 +1,5 @@
 /** Every workflow the orchestration worker registers. */
-export { trainingRun } from './training-run';
+export { trainingRun } from './training-run/workflow';
 export { planActEpisode, planActEpisodes } from './plan-act-episode';
 export { planActRollout } from './plan-act-rollout';
 export { singleAgentRollout } from './single-agent-rollout';

@@ -8,7 +8,7 @@ import { executeChild } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { PolicyRef } from '../src/contracts/weights';
-import type { RlEvalPoint } from '../src/contracts/training-run';
+import type { RlEvalPoint, RlPoint } from '../src/contracts/training-run';
 import type { WeightsInfo } from '../src/contracts/weights';
 import type { EvaluateEpisodesInput } from '../activities/inference';
 import { AgentCommandSchema } from '../src/config/schema';
@@ -42,6 +42,18 @@ export interface EvalTarget {
   samplesPerProblem?: number;
 }
 
+/** A kind's own numbers in a step's record (RlPoint): tree counts, success per plan horizon. */
+export type KindStepCounts = Pick<RlPoint, 'tree' | 'horizon'>;
+
+/**
+ * The test part each compared policy plays once after training: its size (0: no test evaluation,
+ * the comparison reads the validation evaluations) and the target the kind's evaluate is given.
+ */
+export interface TestPart {
+  size: number;
+  target: EvalTarget;
+}
+
 /** A config key a kind cannot honour, named. */
 export interface RolloutRefusal {
   path: string;
@@ -57,6 +69,25 @@ export interface RolloutKind {
   check?(cfg: RunConfig): RolloutRefusal | undefined;
   /** How trainingRun judges the policy this kind trains: held-out accuracy, greedy and sampled. */
   evaluate(cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation>;
+  /** The kind's own numbers of a step, read off its rollout summaries (absent: none). */
+  stepCounts?(rollouts: RolloutSummary[]): KindStepCounts;
+  /** The kind's test part (absent: the arithmetic task's test problems, pass@k when eval.passAtK > 1). */
+  testPart?(cfg: RunConfig): TestPart;
+}
+
+/** The kind's own numbers of a step's rollouts (trainingRun's step record). */
+export function stepCountsOf(cfg: RunConfig, rollouts: RolloutSummary[]): KindStepCounts {
+  return ROLLOUT_KINDS[cfg.rollout.kind].stepCounts?.(rollouts) ?? {};
+}
+
+/** The test part a run's compared policies play (trainingRun's test evaluations). */
+export function testPartOf(cfg: RunConfig): TestPart {
+  return (
+    ROLLOUT_KINDS[cfg.rollout.kind].testPart?.(cfg) ?? {
+      size: cfg.task.rl.testProblems,
+      target: { part: 'test', ...(cfg.eval.passAtK > 1 ? { samplesPerProblem: cfg.eval.passAtK } : {}) },
+    }
+  );
 }
 
 const sampledAtRlTemperature = (cfg: RunConfig) => (cfg.eval.sampled ? { sampled: { temperature: cfg.rl.temperature, topP: cfg.rl.topP } } : {});
@@ -99,6 +130,8 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
     batches: false,
     evaluate: evaluateEpisodes,
     check: noBatches('tree', 'grows its groups by expansion instead (tree.*)'),
+    // One tree per step (no extra batches): its counts are the step's.
+    stepCounts: (rollouts) => (rollouts[0]?.tree ? { tree: rollouts[0].tree } : {}),
     run: (s) => executeChild(treeRollout, { workflowId: `${s.runId}/tree-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
   },
   // Grid-world episodes with plan horizons; GRPO groups by horizon.groupBy.
@@ -116,6 +149,10 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
         ...(cfg.task.grid!.testLayouts > 0 ? { part: target?.part ?? 'validation' } : {}),
         ...sampledAtRlTemperature(cfg),
       }),
+    // Held-out test layouts, each played once per horizon (pass@k does not apply).
+    testPart: (cfg) => ({ size: cfg.task.grid!.testLayouts, target: { part: 'test' } }),
+    // One batch of layouts per step: its success per horizon is the step's.
+    stepCounts: (rollouts) => (rollouts[0]?.horizon ? { horizon: rollouts[0].horizon } : {}),
     check: (cfg) =>
       noBatches('grid-world', 'plays a fixed set of layouts per step')(cfg) ??
       (cfg.inference.engine === 'openai' ? { path: 'rollout.kind', message: 'grid-world (horizon) episodes generate on the embedded engine only; use inference.engine: embedded' } : undefined),

@@ -1,5 +1,5 @@
 /**
- * The bookkeeping of asynchronous RL (rl.async; workflows/training-run.ts runs the schedule): which
+ * The bookkeeping of asynchronous RL (rl.async; workflows/training-run/rl-schedules.ts runs the schedule): which
  * steps' rollouts run while a step trains, and how busy the trainer and the inference workers were.
  * Pure, so the workflow can use it.
  */

@@ -15,7 +15,7 @@
  *   checkpoint; torch publishes hf weights where tfjs publishes onnx), and where both train the same
  *   step on the same data, the same numbers within a loose tolerance. No history records
  *   checkpointFromRun or checkpointFromHf (no recorded scenario starts from a run or a directory):
- *   their inputs are built from the training-run-async scenario's config as workflows/training-run.ts
+ *   their inputs are built from the training-run-async scenario's config as workflows/training-run/ (start.ts, rl-loop.ts)
  *   builds them. Every recorded input of every history parses on the torch worker.
  * - The strict parser refuses an unknown key at every level of every input, naming it.
  *
@@ -226,7 +226,7 @@ beforeAll(async () => {
     cases.push({ label: `${pick.history} ${pick.activity} #${pick.nth}${pick.why ? ` (${pick.why})` : ''}`, activity: pick.activity, input: withTrainer(pick.activity, input) });
   }
 
-  // init.fromRun and init.fromHf, as workflows/training-run.ts schedules them for the scenario's config.
+  // init.fromRun and init.fromHf, as workflows/training-run/start.ts schedules them for the scenario's config.
   const fromRun = fixtureRunId(`history-${START_SCENARIO}`);
   const runCfg = scenarioConfig(START_SCENARIO, { init: { fromRun, step: 2 } });
   cases.push({ label: 'checkpointFromRun (built from the scenario config)', activity: 'checkpointFromRun', input: withTrainer('checkpointFromRun', { runId: 'contract-from-run', fromRun: runCfg.init.fromRun, step: runCfg.init.step, model: runCfg.model }) });

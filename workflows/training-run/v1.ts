@@ -17,17 +17,17 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RunConfigInput } from '../src/config/schema';
-import { activityProxies } from './activity-proxies';
-import { parseConfigOrFail } from './parse-config';
-import { planActRollout } from './plan-act-rollout';
-import type { SampleSetRef } from '../src/contracts/plan-act';
-import type { PolicyRef } from '../src/contracts/weights';
-import { EXPERIMENT, STEP } from './search-attributes';
-import { progressQuery } from './shared';
-import type { EvalPoint, RunProgress, RunState, TrainingRunResult } from '../src/contracts/training-run';
-import type { WeightsInfo } from '../src/contracts/weights';
-import type { RlPointV1 } from '../src/contracts/training-run';
+import type { RunConfigInput } from '../../src/config/schema';
+import { activityProxies } from '../activity-proxies';
+import { parseConfigOrFail } from '../parse-config';
+import { planActRollout } from '../plan-act-rollout';
+import type { SampleSetRef } from '../../src/contracts/plan-act';
+import type { PolicyRef } from '../../src/contracts/weights';
+import { EXPERIMENT, STEP } from '../search-attributes';
+import { progressQuery } from '../shared';
+import type { EvalPoint, RunProgress, RunState, TrainingRunResult } from '../../src/contracts/training-run';
+import type { WeightsInfo } from '../../src/contracts/weights';
+import type { RlPointV1 } from '../../src/contracts/training-run';
 
 export async function trainingRunV1(input: RunConfigInput, resume?: RunState): Promise<TrainingRunResult> {
   const cfg = await parseConfigOrFail(input, 'workflow input');

@@ -1,0 +1,92 @@
+/**
+ * trainingRun's start: the config its start accepted (or refused, naming the field), the run id
+ * claimed for it, the state it resumes, then the SFT dataset and the starting checkpoint (a fresh
+ * policy, an earlier run's checkpoint with init.fromRun, or a Hugging Face one with init.fromHf).
+ */
+import { workflowInfo } from '@temporalio/workflow';
+import type { RunConfig, RunConfigInput } from '../../src/config/schema';
+import { ConfigError } from '../../src/config/errors';
+import { fingerprint } from '../../src/domain/rng';
+import type { BlobRef } from '../../src/domain/types';
+import type { RunState, TrainingRunResume } from '../../src/contracts/training-run';
+import { activityProxies } from '../activity-proxies';
+import { baselineRefusal } from '../baselines';
+import { failAsRun } from '../failures';
+import { configFailure, resolveConfigOrFail } from '../parse-config';
+import { ROLLOUT_KINDS } from '../rollout-kinds';
+import { Run, type RemotePolicy } from './run';
+
+/** The run's config resolved and checked, its id claimed and its state loaded (a resume's) or begun. */
+export async function startRun(input: RunConfigInput, resume: TrainingRunResume | undefined): Promise<Run> {
+  // A later execution (continue-as-new, --resume) carries the config its start accepted.
+  const cfg = await resolveConfigOrFail(input, 'workflow input', { consumer: { workflow: 'trainingRun' }, ...(resume ? { continued: true } : {}) });
+  if (cfg.rollout.mode === 'dual') {
+    const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (docs/plan-act.md)';
+    throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
+  }
+  const remote = remotePolicy(cfg);
+  const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg) ?? baselineRefusal(cfg);
+  if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
+  const runId = workflowInfo().workflowId;
+  const { records } = activityProxies(cfg.timeouts, cfg.trainer);
+  // A resume must run the config the state was made with.
+  const configHash = fingerprint(cfg);
+  // Blobs are named after the workflow id; a run claims the id for its config first (a re-run of the
+  // same config shares them on purpose: finished chunks and steps are reused, not redone).
+  if (!resume || 'fromSavedState' in resume) await failAsRun(records.claimRunId({ runId, configHash }));
+  const state: RunState = resume && 'fromSavedState' in resume ? await failAsRun(records.loadRunState({ runId })) : (resume ?? { losses: [], evals: [] });
+  const run = new Run(cfg, runId, state, remote);
+  run.showProgress();
+  return run;
+}
+
+/**
+ * The SFT dataset and the starting checkpoint, each made once (a resumed run has both). Returns
+ * the dataset and where the starting policy came from (the result's `backend`).
+ */
+export async function prepare(run: Run): Promise<{ dataset: BlobRef; backend: string }> {
+  const { cfg, runId, state, training } = run;
+  const dataset =
+    state.dataset ??
+    (await run.data.prepareSftDataset({ runId, seed: cfg.seed, task: cfg.task, maxSeq: cfg.model.maxSeq, ...(cfg.horizon ? { horizon: cfg.horizon } : {}) })).ref;
+  state.dataset = dataset;
+  let backend = 'resumed';
+  if (!state.checkpoint) {
+    if (cfg.init.fromRun !== undefined) {
+      state.checkpoint = await failAsRun(training.checkpointFromRun({
+        runId,
+        fromRun: cfg.init.fromRun,
+        ...(cfg.init.step !== undefined ? { step: cfg.init.step } : {}),
+        model: cfg.model,
+      }));
+      backend = `from run ${cfg.init.fromRun}`;
+    } else if (cfg.init.fromHf !== undefined) {
+      state.checkpoint = await failAsRun(training.checkpointFromHf({ runId, dir: cfg.init.fromHf, model: cfg.model }));
+      backend = `from ${cfg.init.fromHf}`;
+    } else {
+      const init = await training.initPolicy({ runId, model: cfg.model, seed: cfg.seed });
+      state.checkpoint = init.checkpoint;
+      backend = init.backend;
+    }
+  }
+  // A run started from another run's checkpoint (init.fromRun) counts on from that checkpoint's step.
+  run.progress.totalSteps = (state.rlStart?.step ?? Math.max(cfg.sft.steps, run.checkpoint.step)) + run.rlSteps;
+  return { dataset, backend };
+}
+
+/**
+ * inference.engine openai: the server rollouts generate on, which must receive every step's weights
+ * (inference.openai.weightSync); refusals name the field.
+ */
+function remotePolicy(cfg: RunConfig): RemotePolicy | undefined {
+  const o = cfg.inference.openai;
+  if (cfg.inference.engine !== 'openai' || !o) return undefined;
+  const refuse = (path: string, message: string): never => {
+    throw configFailure(new ConfigError('workflow input', [{ path, message }]));
+  };
+  if (!o.weightSync) {
+    return refuse('inference.openai.weightSync', 'trainingRun trains the policy it serves: a remote engine needs weightSync: { dir } so each step\'s weights reach the server (to play a fixed remote model, run planActJob with "train": false)');
+  }
+  if (o.tokenizer !== undefined) return refuse('inference.openai.tokenizer', "a synced server serves this run's policy, whose tokenizer is the project's; leave inference.openai.tokenizer out");
+  return { ref: { baseUrl: o.baseUrl, model: o.model, synced: true }, dir: o.weightSync.dir };
+}
