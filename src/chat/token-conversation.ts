@@ -137,11 +137,17 @@ export class TokenConversation {
     this.spans.push({ source, start, end: this.ids.length });
   }
 
-  /** The text the template puts after the last model turn's end-of-turn token for these messages. */
+  /**
+   * The text the template puts after the last model turn's end-of-turn token for these messages. The
+   * base's assistant carries the last turn's tool calls (templates may pair results with calls) but a
+   * marker for content, which locates the end of its turn in the render.
+   */
   private envDelta(messages: readonly ChatMessage[]): string {
+    const last = this.messages.at(-1);
+    const calls = last?.role === 'assistant' && last.tool_calls !== undefined ? { tool_calls: last.tool_calls } : {};
     const base: ChatMessage[] = [
       { role: 'user', content: BASE_USER },
-      { role: 'assistant', content: BASE_ASSISTANT },
+      { role: 'assistant', content: BASE_ASSISTANT, ...calls },
     ];
     const text = this.render([...base, ...messages], true);
     return text.slice(afterBaseTurn(text, this.model.tokenizer.eosToken));

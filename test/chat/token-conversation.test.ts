@@ -7,7 +7,8 @@
  * its tool call; each classified, nothing masked. The full render itself is transformers' (after vLLM's
  * own message post-processing), from the Python peer.
  */
-import { checkConversation, loadChatModel, type ChatModel } from '../../src/chat';
+import { checkConversation, loadChatModel, TokenConversation, type ChatModel } from '../../src/chat';
+import { CALC_TOOL } from './random-chats';
 import { QWEN3_DIR, chatmlModelDir, runPythonPeer } from './chat-models';
 import { randomEpisode, type Episode, type ScriptedTurn } from './random-episodes';
 
@@ -70,3 +71,20 @@ it(`keeps the engine's ids across turns; on ${COUNT} random episodes the only di
   expect(seen.rewrittenTurns).toBeGreaterThan(50);
   expect(seen.whitespace).toBeGreaterThan(10);
 }, 120_000);
+
+it('a turn cut inside a tool call is counted as truncated, closed with an unmasked end-of-turn id, and the episode goes on', () => {
+  const model = loadChatModel(QWEN3_DIR);
+  const conv = new TokenConversation(model, [{ role: 'user', content: '1+1?' }], { reasoningParser: 'qwen3', tools: [CALC_TOOL] });
+  conv.nextPrompt();
+  const cut = model.tokenizer.encode('<think>\nuse calc\n</think>\n\n<tool_call>\n{"name": "calc", "argu');
+  const parsed = conv.addModelTurn(cut, 'length');
+  expect(parsed.malformed.map((m) => m.kind)).toEqual(['bad-json', 'truncated']);
+  expect(conv.ids.at(-1)).toBe(model.tokenizer.eosId);
+  expect(conv.modelMask.slice(-cut.length - 1)).toEqual([...cut.map(() => 1), 0]);
+  // The environment answers the malformed call; the kept ids still equal the full render's.
+  conv.addMessages({ role: 'user', content: 'Your tool call was cut off; try again.' });
+  conv.nextPrompt();
+  const check = checkConversation(conv);
+  expect(check.counts.text).toBe(0);
+  expect(() => conv.nextPrompt()).toThrow(expect.objectContaining({ kind: 'prompt-not-taken' }) as Error);
+});
