@@ -54,14 +54,13 @@ export function checkConversation(conv: TokenConversation): ConversationCheck {
   const trailing = conv.trailingText();
   if (endsWithModel && trailing !== '' && full.endsWith(trailing)) full = full.slice(0, -trailing.length);
   const expected = tok.encode(full);
-  const text = (ids: readonly number[], h: Hunk, side: 'a' | 'b') => tok.decode(ids.slice(side === 'a' ? h.aStart : h.bStart, side === 'a' ? h.aEnd : h.bEnd));
-  const hunks = mergeOpenThinking(mergeClose(diffIds(conv.ids, expected)), (h) => [text(conv.ids, h, 'a'), text(expected, h, 'b')]);
+  const texts = (h: Hunk): [string, string] => [tok.decode(conv.ids.slice(h.aStart, h.aEnd)), tok.decode(expected.slice(h.bStart, h.bEnd))];
+  const hunks = mergeOpenThinking(mergeClose(diffIds(conv.ids, expected)), texts);
   const lossMask = [...conv.modelMask];
   const counts = Object.fromEntries(MISMATCH_KINDS.map((k) => [k, 0])) as Record<MismatchKind, number>;
   let unaligned = 0;
   const mismatches = hunks.map((h): Mismatch => {
-    const keptText = tok.decode(conv.ids.slice(h.aStart, h.aEnd));
-    const expectedText = tok.decode(expected.slice(h.bStart, h.bEnd));
+    const [keptText, expectedText] = texts(h);
     const modelIds = conv.modelMask.slice(h.aStart, h.aEnd).reduce((a, b) => a + b, 0);
     const kind = classify(keptText, expectedText, modelIds);
     counts[kind]++;

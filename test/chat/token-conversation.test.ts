@@ -7,7 +7,7 @@
  * its tool call; each classified, nothing masked. The full render itself is transformers' (after vLLM's
  * own message post-processing), from the Python peer.
  */
-import { checkConversation, loadChatModel, TokenConversation, type ChatModel } from '../../src/chat';
+import { ChatTemplate, checkConversation, loadChatModel, TokenConversation, type ChatModel } from '../../src/chat';
 import { CALC_TOOL } from './random-chats';
 import { QWEN3_DIR, chatmlModelDir, runPythonPeer } from './chat-models';
 import { randomEpisode, type Episode, type ScriptedTurn } from './random-episodes';
@@ -87,4 +87,27 @@ it('a turn cut inside a tool call is counted as truncated, closed with an unmask
   const check = checkConversation(conv);
   expect(check.counts.text).toBe(0);
   expect(() => conv.nextPrompt()).toThrow(expect.objectContaining({ kind: 'prompt-not-taken' }) as Error);
+});
+
+it('a template that rewrites earlier turns otherwise is a counted text mismatch, and those model ids are masked', () => {
+  const chatml = loadChatModel(chatmlModelDir());
+  // Keeps only the last assistant turn's text: not append-only, and not a rewrite this module knows.
+  const forgetful = new ChatTemplate({
+    chat_template:
+      "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' }}{% if m.role == 'assistant' and not loop.last %}[omitted]{% else %}{{ m.content }}{% endif %}{{ '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+  });
+  const conv = new TokenConversation({ ...chatml, template: forgetful }, [{ role: 'user', content: 'a' }]);
+  conv.nextPrompt();
+  const said = chatml.tokenizer.encode('a long first answer');
+  conv.addModelTurn([...said, chatml.tokenizer.eosId]);
+  conv.addMessages({ role: 'user', content: 'b' });
+  conv.nextPrompt();
+  conv.addModelTurn([...chatml.tokenizer.encode('second'), chatml.tokenizer.eosId]);
+  const check = checkConversation(conv);
+  expect(check.mismatches).toEqual([expect.objectContaining({ kind: 'text', keptText: 'a long first answer', expectedText: '[omitted]', modelIds: said.length })]);
+  expect(check.counts.text).toBe(1);
+  expect(check.unalignedModelIds).toBe(said.length);
+  const start = check.mismatches[0]!.kept[0];
+  expect(check.lossMask.slice(start, start + said.length)).toEqual(said.map(() => 0));
+  expect(conv.modelMask.slice(start, start + said.length)).toEqual(said.map(() => 1)); // the kept ids are untouched
 });
