@@ -13,7 +13,7 @@
  *  - text: the texts differ otherwise (a template that is not append-only, a lossy parse): the
  *    model's ids there get loss mask 0.
  */
-import { diffIds } from './ids-diff';
+import { diffIds, type Hunk } from './ids-diff';
 import type { TokenConversation } from './token-conversation';
 
 export type MismatchKind = 'thinking-rewrite' | 'whitespace-rewrite' | 'model-tokenization' | 'env-tokenization' | 'text';
@@ -32,6 +32,8 @@ export interface Mismatch {
 }
 
 export interface ConversationCheck {
+  /** The tokenized full render the kept ids were compared with. */
+  expected: number[];
   mismatches: Mismatch[];
   counts: Record<MismatchKind, number>;
   /** The model mask with 'text' mismatches masked out: what to train on. */
@@ -52,13 +54,13 @@ export function checkConversation(conv: TokenConversation): ConversationCheck {
   const trailing = conv.trailingText();
   if (endsWithModel && trailing !== '' && full.endsWith(trailing)) full = full.slice(0, -trailing.length);
   const expected = tok.encode(full);
-  const hunks = mergeClose(diffIds(conv.ids, expected));
+  const texts = (h: Hunk): [string, string] => [tok.decode(conv.ids.slice(h.aStart, h.aEnd)), tok.decode(expected.slice(h.bStart, h.bEnd))];
+  const hunks = mergeOpenThinking(mergeClose(diffIds(conv.ids, expected)), texts);
   const lossMask = [...conv.modelMask];
   const counts = Object.fromEntries(MISMATCH_KINDS.map((k) => [k, 0])) as Record<MismatchKind, number>;
   let unaligned = 0;
   const mismatches = hunks.map((h): Mismatch => {
-    const keptText = tok.decode(conv.ids.slice(h.aStart, h.aEnd));
-    const expectedText = tok.decode(expected.slice(h.bStart, h.bEnd));
+    const [keptText, expectedText] = texts(h);
     const modelIds = conv.modelMask.slice(h.aStart, h.aEnd).reduce((a, b) => a + b, 0);
     const kind = classify(keptText, expectedText, modelIds);
     counts[kind]++;
@@ -68,7 +70,7 @@ export function checkConversation(conv: TokenConversation): ConversationCheck {
     }
     return { kind, kept: [h.aStart, h.aEnd], expected: [h.bStart, h.bEnd], keptText, expectedText, modelIds };
   });
-  return { mismatches, counts, lossMask, unalignedModelIds: unaligned };
+  return { expected, mismatches, counts, lossMask, unalignedModelIds: unaligned };
 }
 
 function classify(kept: string, expected: string, modelIds: number): MismatchKind {
@@ -80,8 +82,26 @@ function classify(kept: string, expected: string, modelIds: number): MismatchKin
   return modelIds > 0 && kept.replace(/\s/g, '') === expected.replace(/\s/g, '') ? 'whitespace-rewrite' : 'text';
 }
 
-function mergeClose<H extends { aStart: number; aEnd: number; bStart: number; bEnd: number }>(hunks: H[]): H[] {
-  const out: H[] = [];
+/**
+ * A dropped think block can match the render by accident inside (a shared newline) and come out as
+ * two differences, neither a whole block: a difference that opens a block more often than it
+ * closes one takes in the next, so each block is judged whole.
+ */
+function mergeOpenThinking(hunks: Hunk[], texts: (h: Hunk) => [string, string]): Hunk[] {
+  const opens = (s: string) => (s.match(/<think>/g)?.length ?? 0) > (s.match(/<\/think>/g)?.length ?? 0);
+  const out: Hunk[] = [];
+  for (const h of hunks) {
+    const last = out.at(-1);
+    if (last !== undefined && texts(last).some(opens)) {
+      last.aEnd = h.aEnd;
+      last.bEnd = h.bEnd;
+    } else out.push({ ...h });
+  }
+  return out;
+}
+
+function mergeClose(hunks: Hunk[]): Hunk[] {
+  const out: Hunk[] = [];
   for (const h of hunks) {
     const last = out.at(-1);
     if (last !== undefined && h.aStart - last.aEnd <= MERGE_GAP && h.bStart - last.bEnd <= MERGE_GAP) {

@@ -137,30 +137,47 @@ export class TokenConversation {
     this.spans.push({ source, start, end: this.ids.length });
   }
 
-  /** The text the template puts after the last model turn's end-of-turn token for these messages. */
+  /**
+   * The text the template puts after the last model turn's end-of-turn token for these messages. The
+   * base's assistant carries the last turn's tool calls (templates may pair results with calls) but a
+   * marker for content, which locates the end of its turn in the render.
+   */
   private envDelta(messages: readonly ChatMessage[]): string {
-    const base: ChatMessage[] = [
-      { role: 'user', content: BASE_USER },
-      { role: 'assistant', content: BASE_ASSISTANT },
-    ];
-    const text = this.render([...base, ...messages], true);
-    return text.slice(afterBaseTurn(text, this.model.tokenizer.eosToken));
+    const last = this.messages.at(-1);
+    const calls = last?.role === 'assistant' && last.tool_calls !== undefined ? { tool_calls: last.tool_calls } : {};
+    return this.afterBaseTurn([{ role: 'assistant', content: BASE_ASSISTANT, ...calls }, ...messages], true);
   }
 
   /** The text a template puts after an assistant turn's end-of-turn token when nothing follows (ChatML: "\n"). */
   trailingText(): string {
-    const text = this.render([{ role: 'user', content: BASE_USER }, { role: 'assistant', content: BASE_ASSISTANT }], false);
-    return text.slice(afterBaseTurn(text, this.model.tokenizer.eosToken));
+    return this.afterBaseTurn([{ role: 'assistant', content: BASE_ASSISTANT }], false);
   }
-}
 
-function afterBaseTurn(text: string, eosToken: string): number {
-  const at = text.indexOf(BASE_ASSISTANT);
-  const eos = at < 0 ? -1 : text.indexOf(eosToken, at + BASE_ASSISTANT.length);
-  if (eos < 0) {
-    throw new ConversationError('delta-not-found', `the template does not end an assistant turn with the tokenizer's end-of-turn token ${JSON.stringify(eosToken)}`);
+  /**
+   * The render of [base user, ...rest] after the base assistant's end-of-turn token: found after the
+   * assistant's marker, or, for a template that does not write that content, as the first
+   * end-of-turn token past those of the base user's own render.
+   */
+  private afterBaseTurn(rest: readonly ChatMessage[], addGenerationPrompt: boolean): string {
+    const eos = this.model.tokenizer.eosToken;
+    const user: ChatMessage = { role: 'user', content: BASE_USER };
+    const text = this.render([user, ...rest], addGenerationPrompt);
+    const marker = text.indexOf(BASE_ASSISTANT);
+    let end = -1;
+    if (marker >= 0) end = text.indexOf(eos, marker + BASE_ASSISTANT.length);
+    else {
+      const before = this.render([user], false).split(eos).length - 1;
+      for (let n = 0, at = -1; n <= before; n++) {
+        at = text.indexOf(eos, at + 1);
+        end = at;
+        if (at < 0) break;
+      }
+    }
+    if (end < 0) {
+      throw new ConversationError('delta-not-found', `the template does not end an assistant turn with the tokenizer's end-of-turn token ${JSON.stringify(eos)}`);
+    }
+    return text.slice(end + eos.length);
   }
-  return eos + eosToken.length;
 }
 
 /** The message vLLM's server returns for a parsed turn (ids call_<turn>_<n>, arguments as JSON text). */

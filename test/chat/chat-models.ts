@@ -30,8 +30,8 @@ export function chatmlModelDir(): string {
 
 export interface PyRender {
   model: string;
-  messages: unknown[];
-  tools?: unknown[];
+  messages: readonly unknown[];
+  tools?: readonly unknown[];
   add_generation_prompt: boolean;
   enable_thinking?: boolean;
   /** Apply vLLM's own _postprocess_messages first (JSON-string tool arguments to dicts). */

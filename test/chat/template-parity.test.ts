@@ -67,3 +67,22 @@ it('names a missing template, an unknown named template and a template that rais
   const raising = new ChatTemplate({ chat_template: "{% if messages|length > 1 %}{{ raise_exception('one message only') }}{% endif %}x" });
   expect(() => raising.render([{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }])).toThrow(expect.objectContaining({ kind: 'render', message: expect.stringContaining('one message only') as string }) as Error);
 });
+
+it("loads a model directory's tokenizer with its own end-of-turn and pad tokens, special tokens as one id", () => {
+  const tok = loadTokenizerDir(QWEN3_DIR);
+  expect([tok.eosToken, tok.decode([tok.eosId]), tok.decode([tok.padId])]).toEqual(['<|im_end|>', '<|im_end|>', '<|endoftext|>']);
+  expect(tok.vocabSize).toBeGreaterThan(151_000);
+  for (const special of ['<|im_start|>', '<think>', '</think>', '<tool_call>', '</tool_call>']) expect(tok.encode(special)).toHaveLength(1);
+});
+
+it("renders tool-call arguments as vLLM's server does, refusing what JS cannot print as Python", () => {
+  const call = (args: string) => ({ role: 'assistant' as const, content: '', tool_calls: [{ type: 'function' as const, function: { name: 'calc', arguments: args } }] });
+  const args = (m: ReturnType<typeof asVllmRenders>[number]) => (m.role === 'assistant' ? m.tool_calls?.[0]?.function.arguments : undefined);
+  expect(args(asVllmRenders([call('{"expression": "1+1", "n": 2.5}')])[0]!)).toEqual({ expression: '1+1', n: 2.5 });
+  // vLLM coerces what is not a JSON object to {} so the conversation can go on.
+  for (const bad of ['{bad', '[1]', '42', '']) expect(args(asVllmRenders([call(bad)])[0]!)).toEqual({});
+  expect(asVllmRenders([{ role: 'assistant', content: 'a', tool_calls: [] }])).toEqual([{ role: 'assistant', content: 'a' }]);
+  for (const unprintable of ['{"x": 1.0}', '{"x": 1e16}', '{"x": 12345678901234567890}', '{"b": 1, "2": 2}']) {
+    expect(() => asVllmRenders([call(unprintable)])).toThrow(expect.objectContaining({ name: 'PyJsonError', kind: 'not-representable' }) as Error);
+  }
+});
