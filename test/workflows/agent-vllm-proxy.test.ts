@@ -12,10 +12,11 @@
  * seeds), forcing the tokenizer's ids after vLLM took its raw logprobs, so the logprobs are the
  * model's own and the trainer's must equal them.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -59,13 +60,14 @@ async function vllmPost<T>(route: string, body: unknown): Promise<T> {
 const tokenize = async (text: string) => (await vllmPost<{ tokens: number[] }>('/tokenize', { model: MODEL, prompt: text, add_special_tokens: false })).tokens;
 const renderPrompt = async (messages: unknown[]) => (await vllmPost<{ tokens: number[] }>('/tokenize', { model: MODEL, messages, tools: CALC_TOOLS, add_generation_prompt: true })).tokens;
 
-function python<T>(script: string, input: unknown): T {
-  const out = execFileSync(pythonBin(), [path.join(FIXTURES, script)], {
-    input: JSON.stringify(input),
-    env: { ...process.env, PYTHONPATH: TORCH_PACKAGE_DIR, TRANSFORMERS_VERBOSITY: 'error' },
-    maxBuffer: 64 << 20,
-  });
-  return JSON.parse(out.toString()) as T;
+/**
+ * A fixture script's JSON answer. Asynchronous: a synchronous child would block the event loop for
+ * seconds, and the next request would go out on a pooled socket vLLM closed meanwhile.
+ */
+async function python<T>(script: string, input: unknown): Promise<T> {
+  const run = promisify(execFile)(pythonBin(), [path.join(FIXTURES, script)], { env: { ...process.env, PYTHONPATH: TORCH_PACKAGE_DIR, TRANSFORMERS_VERBOSITY: 'error' }, maxBuffer: 64 << 20 });
+  run.child.stdin!.end(JSON.stringify(input));
+  return JSON.parse((await run).stdout) as T;
 }
 
 beforeAll(async () => {
@@ -86,7 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.stop();
   await vllm?.stop();
-  if (process.env.KEEP_WORK) console.log(work); else fs.rmSync(work, { recursive: true, force: true });
+  fs.rmSync(work, { recursive: true, force: true });
 });
 
 it("plays the default agent through the tools worker's recording proxy on vLLM: one sample per episode of exactly vLLM's ids and logprobs, labelled with the served version, trained by a GRPO step", async () => {
@@ -133,7 +135,7 @@ it("plays the default agent through the tools worker's recording proxy on vLLM: 
 
   // The torch trainer's GRPO update on the samples: its logprobs on the trained tokens equal vLLM's, and the update moves them.
   const trained = (s: Sample) => s.logprobs.filter((_, j) => s.lossMask[j] === 1);
-  const out = python<{ numbers: Record<string, number>; before: number[][]; after: number[][] }>('grpo_step_hf.py', { model: modelDir, samples, rl: config.rl });
+  const out = await python<{ numbers: Record<string, number>; before: number[][]; after: number[][] }>('grpo_step_hf.py', { model: modelDir, samples, rl: config.rl });
   let worst = 0;
   samples.forEach((s, i) => trained(s).forEach((lp, k) => (worst = Math.max(worst, Math.abs(lp - out.before[i]![k]!)))));
   expect(worst).toBeLessThan(1e-3);
