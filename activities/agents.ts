@@ -3,11 +3,13 @@
  * client) solves one problem against an OpenAI-compatible gateway that records its calls, and the
  * recorded timelines of finished episodes are merged into training samples.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import OpenAI from 'openai';
 import type { RunConfig } from '../src/config/schema';
-import type { Sample } from '../src/domain/types';
-import { solveArithmetic, type AgentAnswer } from '../src/gateway/arith-agent';
+import type { RemoteEngineRef, Sample } from '../src/domain/types';
+import { RemoteEngineRequestError } from '../src/engine/openai-engine';
+import { loraModelName, servedWeightVersion } from '../src/engine/vllm-weights';
+import { solveArithmetic, type AgentAnswer, type AgentFormat } from '../src/gateway/arith-agent';
 import { checkApiKey } from '../src/gateway/api-key';
 import { readEpisodeTimelines } from '../src/gateway/recorder';
 import type { BlobStore } from '../src/store/blob-store';
@@ -17,6 +19,8 @@ import type { SampleSetRef } from '../src/contracts/plan-act';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { REPO_ROOT } from '../src/paths';
 import { AGENT_GATEWAY_MODEL, AgentGateways } from './agent-gateways';
+import { AgentProxies } from './agent-proxies';
+import { acceptedServedVersion } from './inference';
 import { runAgentProcess } from './agent-process';
 import { writeSet } from './samples';
 import { mergeAgentTimelines } from './timeline-merge';
@@ -45,6 +49,11 @@ export interface RunAgentCommandInput {
   weights: WeightsInfo;
   /** The model's context length (the gateway's limit). */
   maxSeq: number;
+  /**
+   * inference.engine openai: the server serving these weights (synced every step). The agent talks
+   * chat to it through this worker's recording proxy instead of a gateway on the embedded engine.
+   */
+  remote?: RemoteEngineRef;
   episodeId: string;
   expression: string;
   maxCalls: number;
@@ -58,17 +67,21 @@ export interface RunAgentCommandInput {
 export interface AgentEpisodeResult extends AgentAnswer {
   /** The episode id the gateway recorded this attempt's calls under (a retry records afresh). */
   recordedAs: string;
+  /** On a remote server: the weight version that served every call of the episode (absent: the input's). */
+  weightVersion?: number;
 }
 
 export interface WriteAgentSamplesInput {
-  episodes: Array<{ recordedAs: string; episodeId: string; groupId?: string; reward: number }>;
+  episodes: Array<{ recordedAs: string; episodeId: string; groupId?: string; reward: number; weightVersion?: number }>;
   timeline: RunConfig['timeline'];
+  /** The samples' weight version, unless an episode names its own. */
   weightVersion: number;
 }
 
 export function createAgentActivities({ store }: { store: BlobStore }) {
-  // Made on first use: only tools workers that run rollout.kind: agent load engines.
+  // Made on first use: only tools workers that run rollout.kind: agent load engines or open proxies.
   let gateways: AgentGateways | undefined;
+  let proxies: AgentProxies | undefined;
   return {
     /**
      * Runs the configured agent once, against this worker's gateway for the step's weights; the
@@ -77,29 +90,39 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
     async runAgentCommand(input: RunAgentCommandInput): Promise<AgentEpisodeResult> {
       const ctx = Context.current();
       const recordedAs = `${input.episodeId}#a${ctx.info.attempt}`;
+      const run = (baseUrl: string, apiKey: string, model: string, format: AgentFormat) =>
+        runAgentProcess({
+          argv: input.command,
+          cwd: REPO_ROOT,
+          env: {
+            OPENAI_BASE_URL: baseUrl,
+            OPENAI_API_KEY: apiKey,
+            DURABLE_RL_MODEL: model,
+            DURABLE_RL_FORMAT: format,
+            DURABLE_RL_EPISODE_ID: recordedAs,
+            DURABLE_RL_PROBLEM: input.expression,
+            DURABLE_RL_TEMPERATURE: String(input.temperature),
+            ...(input.topP !== undefined ? { DURABLE_RL_TOP_P: String(input.topP) } : {}),
+            DURABLE_RL_MAX_TOKENS: String(input.maxTokens),
+            DURABLE_RL_MAX_CALLS: String(input.maxCalls),
+            DURABLE_RL_SEED: String(input.seed),
+          },
+          timeoutMs: input.timeoutSec * 1000,
+          signal: ctx.cancellationSignal,
+          onBeat: () => ctx.heartbeat(),
+        });
+      if (input.remote) {
+        proxies ??= new AgentProxies(store);
+        const remote = input.remote;
+        const baseUrl = await proxies.baseUrl(remote.baseUrl);
+        const apiKey = proxies.apiKey;
+        const { out, weightVersion } = await onServedVersion(remote, input.weights, () => run(baseUrl, apiKey, servedModelName(remote, input.weights), 'chat'));
+        return { answer: out.answer, requests: out.requests ?? 0, recordedAs, weightVersion };
+      }
       gateways ??= new AgentGateways(store);
-      const out = await gateways.with(input.weights, input.maxSeq, (baseUrl, apiKey) => runAgentProcess({
-        argv: input.command,
-        cwd: REPO_ROOT,
-        env: {
-          OPENAI_BASE_URL: baseUrl,
-          OPENAI_API_KEY: apiKey,
-          DURABLE_RL_MODEL: AGENT_GATEWAY_MODEL,
-          DURABLE_RL_EPISODE_ID: recordedAs,
-          DURABLE_RL_PROBLEM: input.expression,
-          DURABLE_RL_TEMPERATURE: String(input.temperature),
-          ...(input.topP !== undefined ? { DURABLE_RL_TOP_P: String(input.topP) } : {}),
-          DURABLE_RL_MAX_TOKENS: String(input.maxTokens),
-          DURABLE_RL_MAX_CALLS: String(input.maxCalls),
-          DURABLE_RL_SEED: String(input.seed),
-        },
-        timeoutMs: input.timeoutSec * 1000,
-        signal: ctx.cancellationSignal,
-        onBeat: () => ctx.heartbeat(),
-      }));
+      const out = await gateways.with(input.weights, input.maxSeq, (baseUrl, apiKey) => run(baseUrl, apiKey, AGENT_GATEWAY_MODEL, 'plan-act'));
       return { answer: out.answer, requests: out.requests ?? 0, recordedAs };
     },
-
 
     async runAgentEpisode(input: RunAgentEpisodeInput): Promise<AgentEpisodeResult> {
       // Each attempt records under its own id, so a retried episode never mixes two attempts' calls.
@@ -132,13 +155,48 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
           samples.push({
             ...s.sample,
             reward: e.reward,
-            metadata: { role: 'single', episodeId: e.episodeId, turn: 1, weightVersion: input.weightVersion, ...(e.groupId !== undefined ? { groupId: e.groupId } : {}) },
+            metadata: { role: 'single', episodeId: e.episodeId, turn: 1, weightVersion: e.weightVersion ?? input.weightVersion, ...(e.groupId !== undefined ? { groupId: e.groupId } : {}) },
           });
         }
       }
       return writeSet(store, 'single', samples, { counts, snaps });
     },
   };
+}
+
+/** The name the agent asks a remote server for: a LoRA policy's adapter of exactly these weights (as inference.ts asks), else the served model. */
+function servedModelName(remote: RemoteEngineRef, weights: WeightsInfo): string {
+  return remote.synced && weights.lora && weights.hf ? loraModelName(remote.model, weights.hf.sha256) : remote.model;
+}
+
+/**
+ * Runs an episode on a remote server and says which weights served it. A synced server's version is
+ * read before the episode's first call and after its last (weights change only between requests,
+ * activities/inference.ts): one version throughout, at least the wanted one, labels every call; a
+ * server not synced yet, or one synced mid-episode, fails the attempt, and the retry records afresh.
+ * A LoRA adapter is named after its weights, so its episodes are those weights'; an unsynced
+ * server's are labelled with the input's.
+ */
+async function onServedVersion<T>(remote: RemoteEngineRef, weights: WeightsInfo, play: () => Promise<T>): Promise<{ out: T; weightVersion: number }> {
+  if (!remote.synced || (weights.lora && weights.hf)) return { out: await play(), weightVersion: weights.version };
+  const version = async (): Promise<string | null> => {
+    try {
+      return await servedWeightVersion(remote.baseUrl);
+    } catch (err) {
+      // A server without the endpoint fails the same on every retry.
+      if (err instanceof RemoteEngineRequestError) throw ApplicationFailure.nonRetryable(err.message, 'RemoteEngineRequestError', { problem: err.problem, status: err.status });
+      throw err;
+    }
+  };
+  const before = await version();
+  if (acceptedServedVersion(before, before, weights.version) === undefined) {
+    throw new Error(`remote engine ${remote.baseUrl} serves weight version ${before}, wanted ${weights.version} or newer; retrying once the sync is done`);
+  }
+  const out = await play();
+  const after = await version();
+  const served = acceptedServedVersion(before, after, weights.version);
+  if (served === undefined) throw new Error(`remote engine ${remote.baseUrl} changed weights during the episode (version ${before}→${after}); its calls are not one policy's, so the attempt is played again`);
+  return { out, weightVersion: served };
 }
 
 /** The key of agentRollout's given gateway (`npm run gateway --api-key`), from DURABLE_RL_GATEWAY_API_KEY on the tools workers; 'none' for a keyless one. */

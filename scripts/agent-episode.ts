@@ -8,11 +8,12 @@
  *   DURABLE_RL_EPISODE_ID             sent as x-episode-id on every call (the gateway records under it)
  *   DURABLE_RL_PROBLEM                the problem (here an arithmetic expression)
  *   DURABLE_RL_TEMPERATURE, DURABLE_RL_TOP_P (only when rl.topP is not 1), DURABLE_RL_MAX_TOKENS, DURABLE_RL_MAX_CALLS, DURABLE_RL_SEED
+ *   DURABLE_RL_FORMAT                 chat for a model with its own chat template (a vLLM behind the recording proxy); plan-act (the default) for the gateway's embedded policy
  *
  * The last line it prints is the episode's result: {"answer": "<text>" | null, "requests": <n>}.
  */
 import OpenAI from 'openai';
-import { solveArithmetic } from '../src/gateway/arith-agent';
+import { AGENT_FORMATS, solveArithmetic, type AgentFormat } from '../src/gateway/arith-agent';
 
 function env(name: string): string {
   const v = process.env[name];
@@ -28,6 +29,13 @@ function numberEnv(name: string): number | undefined {
   return n;
 }
 
+function formatEnv(): AgentFormat {
+  const v = process.env.DURABLE_RL_FORMAT;
+  if (v === undefined || v === '') return 'plan-act';
+  if (!(AGENT_FORMATS as readonly string[]).includes(v)) throw new Error(`DURABLE_RL_FORMAT must be one of ${AGENT_FORMATS.join(', ')}, got ${JSON.stringify(v)}`);
+  return v as AgentFormat;
+}
+
 async function main(): Promise<void> {
   const client = new OpenAI({ baseURL: env('OPENAI_BASE_URL'), apiKey: process.env.OPENAI_API_KEY ?? 'none', maxRetries: 2 });
   const seed = numberEnv('DURABLE_RL_SEED');
@@ -37,6 +45,7 @@ async function main(): Promise<void> {
   const maxCalls = numberEnv('DURABLE_RL_MAX_CALLS');
   const result = await solveArithmetic(client, env('DURABLE_RL_PROBLEM'), {
     model: env('DURABLE_RL_MODEL'),
+    format: formatEnv(),
     episodeId: env('DURABLE_RL_EPISODE_ID'),
     ...(seed !== undefined ? { seed } : {}),
     ...(temperature !== undefined ? { temperature } : {}),

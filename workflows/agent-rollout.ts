@@ -46,7 +46,7 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
       try {
         // The input chooses (never the clock or a patch): histories of gateway rollouts replay as they were.
         result = input.agent
-          ? await runAgentCommand({ ...episode, command: input.agent.command, timeoutSec: input.agent.timeoutSec, weights: input.agent.weights, maxSeq: cfg.model.maxSeq })
+          ? await runAgentCommand({ ...episode, command: input.agent.command, timeoutSec: input.agent.timeoutSec, weights: input.agent.weights, maxSeq: cfg.model.maxSeq, ...(input.agent.remote ? { remote: input.agent.remote } : {}) })
           : await runAgentEpisode({ ...episode, baseUrl: input.gateway!.baseUrl, model: input.gateway!.model });
       } catch (err) {
         if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
@@ -59,7 +59,8 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
   );
   const finished = played.filter((e) => e.result !== undefined);
   const set = await writeAgentSamples({
-    episodes: finished.map((e) => ({ recordedAs: e.result!.recordedAs, episodeId: e.episodeId, groupId: e.p.groupId, reward: e.reward })),
+    // On a synced server each episode carries the version it was served (absent: the rollout's).
+    episodes: finished.map((e) => ({ recordedAs: e.result!.recordedAs, episodeId: e.episodeId, groupId: e.p.groupId, reward: e.reward, ...(e.result!.weightVersion !== undefined ? { weightVersion: e.result!.weightVersion } : {}) })),
     timeline: cfg.timeline,
     weightVersion,
   });

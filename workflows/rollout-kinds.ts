@@ -4,7 +4,7 @@
  * plus one row here; trainingRun never branches on the kind. Child workflow ids and types are those
  * the kinds always had, so recorded histories replay unchanged.
  */
-import { executeChild } from '@temporalio/workflow';
+import { executeChild, patched } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { PolicyRef } from '../src/contracts/weights';
@@ -114,6 +114,23 @@ const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTar
 const noBatches = (kind: string, how: string) => (cfg: RunConfig): RolloutRefusal | undefined =>
   cfg.rl.dynamicSampling.enabled ? { path: 'rl.dynamicSampling.enabled', message: `dynamic sampling draws more Plan/Act batches; a ${kind} rollout ${how}` } : undefined;
 
+/**
+ * rollout.kind agent with inference.engine openai: the agent plays on the synced server through the
+ * tools worker's recording proxy (docs/agents.md, "On a real model"). Runs started before that was
+ * built refused it, and replay as they ran.
+ */
+function agentOnServerRefusal(cfg: RunConfig): RolloutRefusal | undefined {
+  if (!patched('agent-on-remote-server')) {
+    return { path: 'rollout.kind', message: "agent episodes are served by the tools workers' gateway on the embedded engine; use inference.engine: embedded (npm run gateway -- --upstream records an agent on vLLM)" };
+  }
+  // Each episode is labelled with the one version the server served from its first call to its
+  // last; asynchronous RL syncs the server while episodes are in flight, so they would straddle.
+  if ((cfg.rl.async?.maxStaleness ?? 0) > 0) {
+    return { path: 'rl.async.maxStaleness', message: 'an agent episode on a synced server must run on one weight version from its first call to its last, and asynchronous RL syncs the server while episodes are in flight (use maxStaleness 0, or inference.engine: embedded, whose gateways keep each version)' };
+  }
+  return undefined;
+}
+
 export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = {
   // Plan/Act episodes in shared mode: one policy plans and acts.
   'plan-act': {
@@ -172,15 +189,12 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   agent: {
     batches: false,
     evaluate: evaluateEpisodes,
-    check: (cfg) =>
-      noBatches('agent', 'plays one batch of problems per step')(cfg) ??
-      (cfg.inference.engine === 'openai'
-        ? { path: 'rollout.kind', message: "agent episodes are served by the tools workers' gateway on the embedded engine; use inference.engine: embedded (npm run gateway -- --upstream records an agent on vLLM)" }
-        : undefined),
+    check: (cfg) => noBatches('agent', 'plays one batch of problems per step')(cfg) ?? (cfg.inference.engine === 'openai' ? agentOnServerRefusal(cfg) : undefined),
+    // With inference.engine openai the agent plays on the synced server, through the tools worker's recording proxy.
     run: (s) =>
       executeChild(agentRollout, {
         workflowId: `${s.runId}/agent-rollout-${s.rlStep}`,
-        args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, agent: { ...(s.config.rollout.agent ?? AgentCommandSchema.parse({})), weights: s.policy.weights } }],
+        args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, agent: { ...(s.config.rollout.agent ?? AgentCommandSchema.parse({})), weights: s.policy.weights, ...(s.policy.remote ? { remote: s.policy.remote } : {}) } }],
       }),
   },
 };

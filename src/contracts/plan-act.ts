@@ -7,7 +7,7 @@ import type { HorizonSuccess } from '../horizon/metrics';
 import type { TimelineCounts } from '../timeline/counts';
 import type { TreeRolloutCounts } from './tree';
 import type { RunConfig, RunConfigInput } from '../config/schema';
-import type { AgentRole, BlobRef } from '../domain/types';
+import type { AgentRole, BlobRef, RemoteEngineRef } from '../domain/types';
 import type { EpisodeFailure, EpisodeLimits } from '../planact/episode-types';
 import type { CheckpointInfo, PolicyRef, WeightsInfo } from './weights';
 
@@ -177,7 +177,17 @@ export interface AgentRolloutInput {
    * Or (rollout.kind: agent in trainingRun) a command run once per episode against a gateway the
    * tools worker serves on these weights.
    */
-  agent?: { command: string[]; timeoutSec: number; weights: WeightsInfo };
+  agent?: {
+    command: string[];
+    timeoutSec: number;
+    weights: WeightsInfo;
+    /**
+     * inference.engine openai: the synced server serving these weights. The tools worker puts its
+     * recording proxy in front of it instead of a gateway of its own, and labels each episode with
+     * the weight version the server served.
+     */
+    remote?: RemoteEngineRef;
+  };
   /** Task queue of the workers that run agents; default the tools queue. */
   agentQueue?: string;
 }

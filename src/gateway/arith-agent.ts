@@ -2,6 +2,16 @@
  * An arithmetic agent written only against the official `openai` client, as outside code would be:
  * it asks the model to evaluate an expression, runs the calculator itself whenever the model calls
  * it, and returns the model's final answer. Used by `npm run agent` and by agent-episode activities.
+ *
+ * Two formats, one loop (the `calc` tool offered as an OpenAI function either way):
+ *  - plan-act: the gateway on the embedded policy, which writes the Plan/Act protocol behind the
+ *    OpenAI API; the reply is sent back as it came.
+ *  - chat: a model with its own chat template and tool-call parser (vLLM with
+ *    `--enable-auto-tool-choice --tool-call-parser hermes`, behind the recording proxy). The reply
+ *    goes back as the fields a chat template renders (role, content, tool_calls), so the history
+ *    the server renders is the turn it returned and nothing of vLLM's response fields; the answer
+ *    is the content after any `<think>...</think>` the model wrote (a server without a reasoning
+ *    parser leaves it in the content).
  */
 import OpenAI from 'openai';
 import { calc } from '../tasks/arith/calc';
@@ -20,8 +30,16 @@ export interface AgentAnswer {
   requests: number;
 }
 
+/** How the model behind the base URL speaks (see the file's comment); default plan-act. */
+export type AgentFormat = 'plan-act' | 'chat';
+export const AGENT_FORMATS: readonly AgentFormat[] = ['plan-act', 'chat'];
+
+/** The question the agent asks: the same text in both formats (chat demonstrations should ask it too). */
+export const arithQuestion = (expression: string): string => `Evaluate: ${expression}\n`;
+
 export interface SolveOptions {
   model: string;
+  format?: AgentFormat;
   /** Sent as x-episode-id: the gateway records the episode's calls under it. */
   episodeId: string;
   maxCalls?: number;
@@ -33,7 +51,8 @@ export interface SolveOptions {
 }
 
 export async function solveArithmetic(client: OpenAI, expression: string, o: SolveOptions): Promise<AgentAnswer> {
-  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `Evaluate: ${expression}\n` }];
+  const chat = o.format === 'chat';
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: arithQuestion(expression) }];
   const maxCalls = o.maxCalls ?? 3;
   for (let call = 0; call <= maxCalls; call++) {
     const r = await client.chat.completions.create(
@@ -49,8 +68,8 @@ export async function solveArithmetic(client: OpenAI, expression: string, o: Sol
       { headers: { 'x-episode-id': o.episodeId } },
     );
     const msg = r.choices[0]!.message;
-    messages.push(msg);
-    if (!msg.tool_calls?.length) return { answer: msg.content?.trim() ?? null, requests: call + 1 };
+    messages.push(chat ? asHistory(msg) : msg);
+    if (!msg.tool_calls?.length) return { answer: (chat ? afterThinking(msg.content) : msg.content)?.trim() ?? null, requests: call + 1 };
     for (const tc of msg.tool_calls) {
       if (tc.type !== 'function') continue;
       let content: string;
@@ -63,4 +82,17 @@ export async function solveArithmetic(client: OpenAI, expression: string, o: Sol
     }
   }
   return { answer: null, requests: maxCalls + 1 };
+}
+
+/** A chat model's reply as the next request's history: only what its chat template renders. */
+function asHistory(msg: OpenAI.ChatCompletionMessage): OpenAI.ChatCompletionAssistantMessageParam {
+  const calls = (msg.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } }] : []));
+  return { role: 'assistant', content: msg.content, ...(calls.length ? { tool_calls: calls } : {}) };
+}
+
+/** The text after the last `</think>` (the whole text when there is none). */
+function afterThinking(content: string | null): string | null {
+  if (content === null) return null;
+  const end = content.lastIndexOf('</think>');
+  return end < 0 ? content : content.slice(end + '</think>'.length);
 }
