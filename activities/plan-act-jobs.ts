@@ -19,7 +19,8 @@ import { REPO_ROOT } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
 import type { Arrival, ArrivalAck, RolloutSessionInput } from '../src/contracts/plan-act';
 import { EXPERIMENT, ROLLOUT_ID } from '../workflows/search-attributes';
-import { arriveUpdate, TASK_QUEUES } from '../workflows/shared';
+import { arriveUpdate } from '../workflows/messages';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { runKey } from './names';
 

@@ -39,7 +39,7 @@ import { FsBlobStore } from '../src/store/fs-blob-store';
 import { openStore } from '../src/store/store-spec';
 import type { PlanActRolloutInput, RolloutSummary } from '../src/contracts/plan-act';
 import type { PolicyRef } from '../src/contracts/weights';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { defaultStore } from '../workers/create-workers';
 import { arg, flag } from './lib/args';

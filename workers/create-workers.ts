@@ -20,7 +20,7 @@ import { initTfBackend } from '../src/model/backend';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
 import { openStore, parseStoreSpec, storeSettingsFromEnv, type StoreSpec } from '../src/store/store-spec';
-import { TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
+import { TASK_QUEUES, type TaskQueueName } from '../workflows/task-queues';
 
 export interface WorkerSetup {
   connection: NativeConnection;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import type { TLSConfig } from '@temporalio/worker';
 import { parseStoreSpec, type Setting, type StoreSettings, type StoreSpec } from '../src/store/store-spec';
-import type { TaskQueueName } from '../workflows/shared';
+import type { TaskQueueName } from '../workflows/task-queues';
 
 export interface TemporalConnectionConfig {
   address: string;

@@ -18,7 +18,7 @@ import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
 import type { RunConfig } from '../src/config/schema';
-import { TASK_QUEUES, TRAINER_QUEUES } from './shared';
+import { TASK_QUEUES, TRAINER_QUEUES } from './task-queues';
 
 /** Failures that no retry can fix: bad config, bad input, model output that cannot be parsed. */
 export const NON_RETRYABLE_ERRORS = ['ConfigError', 'BadInputError', 'CalcInputError', 'PlanParseError', 'RemoteEngineRequestError'];

@@ -15,7 +15,8 @@ import type { SampleSetRef } from '../src/contracts/plan-act';
 import type { RftStepMetrics } from '../src/report/run-metrics';
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';
-import { mean, workflowNow } from './common';
+import { mean } from './web-ui-format';
+import { workflowNow } from './clock';
 import { grpoUpdate } from './policy-update';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 

@@ -30,7 +30,7 @@ import { loadTokenizer } from '../../src/model/tokenizer';
 import { getJson, type BlobStore } from '../../src/store/blob-store';
 import type { CompletionTokens } from '../../src/contracts/samples';
 import type { PlanActJobResult, RolloutSummary } from '../../src/contracts/plan-act';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { RunConfigInput } from '../../src/config/schema';
 import { freePort } from '../../scripts/lib/dev-server';

@@ -15,7 +15,7 @@ import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { names } from '../../activities/names';
 import type { PlanActJobInput, PlanActJobResult } from '../../src/contracts/plan-act';
 import type { RunConfigInput } from '../../src/config/schema';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 import { holdRunStateSave } from '../helpers/hold-run';

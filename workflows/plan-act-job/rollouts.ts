@@ -17,11 +17,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FallbackReason, JobRolloutResult } from '../../src/contracts/plan-act';
-import { withDeadline } from '../common';
+import { withDeadline } from '../clock';
 import { planActRollout } from '../plan-act-rollout';
 import { rolloutTerms } from '../rollout-session';
 import { FELL_BACK } from '../search-attributes';
-import { sessionWorkflowId } from '../shared';
+import { sessionWorkflowId } from '../messages';
 import { singleAgentRollout } from '../single-agent-rollout';
 import type { Job } from './job';
 

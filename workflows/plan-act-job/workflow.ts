@@ -13,7 +13,7 @@ import { continueAsNew, log, patched, setHandler, upsertSearchAttributes, workfl
 import type { PlanActJobInput, PlanActJobResult, PlanActJobState, SessionDelivery } from '../../src/contracts/plan-act';
 import { planActProxies } from '../activity-proxies';
 import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from '../search-attributes';
-import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal } from '../shared';
+import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal } from '../messages';
 import { loadConfig, validateInput, validateRole, validateTraining } from './input';
 import { carryOf, policyOf, type Job, type JobSetup, type PlanActJobCarry } from './job';
 import { evaluateOwn, startingPolicy, trainOn } from './policy';

@@ -8,7 +8,7 @@ import { log, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SampleSetRef } from '../../src/contracts/plan-act';
 import type { StepRollouts } from '../../src/contracts/training-run';
 import type { PolicyRef } from '../../src/contracts/weights';
-import { workflowNow } from '../common';
+import { workflowNow } from '../clock';
 import { grpoUpdate } from '../policy-update';
 import { STEP } from '../search-attributes';
 import { rlEvaluate } from './evaluations';
