@@ -7,7 +7,7 @@ import { fingerprint } from '../../src/domain/rng';
 import type { JobEvalPoint, JobRolloutResult, JobTrainingStep, SampleSetRef } from '../../src/contracts/plan-act';
 import type { CheckpointInfo, WeightsInfo } from '../../src/contracts/weights';
 import { failAsRun } from '../failures';
-import { grpoUpdate } from '../policy-update';
+import { updatePolicy } from '../policy-update';
 import { policyOf, type Job, type JobPolicy, type JobSetup, type PlanActJobCarry } from './job';
 
 /** The policy a job starts with: carried over, a fresh or earlier run's checkpoint it trains, or weights it only uses. */
@@ -86,7 +86,7 @@ export async function trainOn(job: Job, result: JobRolloutResult): Promise<JobTr
   const { checkpoint, state, self } = job;
   if (sets.length === 0 || !checkpoint) return undefined;
   state.phase = 'training';
-  const update = await grpoUpdate(job.activities.training, {
+  const update = await updatePolicy(job.activities.training, {
     runId: self,
     checkpoint,
     samples: sets,
