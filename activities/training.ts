@@ -28,7 +28,7 @@ import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
 import type { SampleSetRef } from '../src/contracts/plan-act';
-import { checkpointSteps, names } from './names';
+import { checkpointSteps, names } from '../src/store/run-names';
 import { refuseOtherInputs } from './named-results';
 import { readSamples } from './samples';
 import { RECORDED_MICRO_BATCH } from '../src/config/recorded';

@@ -29,7 +29,7 @@ import { loadRunConfig } from '../src/config/load';
 import type { RunConfigInput } from '../src/config/schema';
 import type { RolloutSummary } from '../src/contracts/plan-act';
 import type { TrainingRunResult } from '../src/contracts/training-run';
-import { names } from '../activities/names';
+import { names } from '../src/store/run-names';
 import type { RlStepMetrics } from '../src/report/run-metrics';
 import { FsBlobStore } from '../src/store/fs-blob-store';
 import { REPO_ROOT } from '../src/paths';

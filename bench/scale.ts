@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { names } from '../activities/names';
+import { names } from '../src/store/run-names';
 import { createTrainingActivities } from '../activities/training';
 import { freePort, startDevServerOnFreePort } from '../scripts/lib/dev-server';
 import { LOCAL_S3_CREDENTIALS, startS3Server } from '../scripts/lib/s3-server';

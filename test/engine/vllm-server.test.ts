@@ -17,7 +17,7 @@ import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createInferenceActivities, type GenerateBatchInput, type GenerateInput, type GenerateResult, type SyncRemoteWeightsInput } from '../../activities/inference';
 import type { BatchOutcome } from '../../src/contracts/batch';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { readSamples } from '../../activities/samples';
 import type { SamplingParams } from '../../src/domain/types';
 import { OrtEngine } from '../../src/engine/ort-engine';

@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { GenerateInput } from '../../activities/inference';
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { readSamples } from '../../activities/samples';
 import type { RunConfigInput } from '../../src/config/schema';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';

@@ -13,7 +13,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities } from '../../activities/training';
 import { freePort } from '../../scripts/lib/dev-server';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { parseMetricsJsonl } from '../../src/report';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery } from '../../workflows/messages';

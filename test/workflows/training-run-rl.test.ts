@@ -1,7 +1,7 @@
 /** trainingRun's RL phase end to end on the real dev server with the real activities. */
 import type { WorkflowHandle } from '@temporalio/client';
 import fs from 'node:fs';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { TrainGrpoOutput } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import { decodeCheckpoint } from '../../src/model/checkpoint';

@@ -3,7 +3,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { RunConfig } from '../../src/config/schema';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { EXPERIMENT } from '../../workflows/search-attributes';
 import { progressQuery } from '../../workflows/messages';
 import { TASK_QUEUES } from '../../workflows/task-queues';
