@@ -27,7 +27,7 @@ import { encodeCheckpoint } from '../src/model/checkpoint';
 import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { Gpt } from '../src/model/gpt';
 import { initWeights } from '../src/model/init';
-import { mulberry32 } from '../src/model/rng';
+import { mulberry32 } from '../src/domain/rng';
 import { REPO_ROOT } from '../src/paths';
 import { updatePolicy } from '../src/rl/policy-update';
 import { trainStep, type TrainBatch } from '../src/rl/trainer';

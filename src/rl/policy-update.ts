@@ -13,7 +13,7 @@ import { logprobTemperature } from '../engine/sampling';
 import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
-import { mixSeed, mulberry32 } from '../model/rng';
+import { mixSeed, mulberry32 } from '../domain/rng';
 import { rowsByLength, sequenceLogprobs, trainedTokensOf, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
 import { stalenessHistogram } from './off-policy';
 import { buildPgBatch } from './grpo';

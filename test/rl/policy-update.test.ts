@@ -9,7 +9,7 @@ import { initTfBackend } from '../../src/model/backend';
 import type { Checkpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { rowsByLength, sequenceLogprobs } from '../../src/rl/trainer';
 import { miniBatchRows, updatePolicy, type PolicyUpdateProgress, type PolicyUpdateOptions } from '../../src/rl/policy-update';
 

@@ -18,7 +18,7 @@ import type { Checkpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
 import { disposePacked, pack, targetLogprobsAndEntropy } from '../../src/model/logprobs';
-import { mixSeed, mulberry32 } from '../../src/model/rng';
+import { mixSeed, mulberry32 } from '../../src/domain/rng';
 import { buildPgBatch, groupAdvantages } from '../../src/rl/grpo';
 import { miniBatchRows, pgLossOptions, updatePolicy, type PolicyUpdateOptions } from '../../src/rl/policy-update';
 import { sequenceLogprobs, trainStep, type PgLossOptions, type TrainBatch } from '../../src/rl/trainer';

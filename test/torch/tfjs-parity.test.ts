@@ -20,7 +20,7 @@ import { initTfBackend } from '../../src/model/backend';
 import { encodeCheckpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { REPO_ROOT } from '../../src/paths';
 import { buildPgBatch } from '../../src/rl/grpo';
