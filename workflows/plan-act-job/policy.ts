@@ -63,7 +63,7 @@ function ownSeed({ input, cfg }: Pick<JobSetup, 'input' | 'cfg'>): number {
  */
 export async function evaluateOwn(job: Job, afterRollouts: number): Promise<void> {
   const { cfg, weights } = job;
-  const report = await job.activities.evaluation.evaluatePolicy({ runId: job.self, weights, task: cfg.task, rollout: cfg.rollout, seed: cfg.seed, maxNewTokens: cfg.eval.maxNewTokens });
+  const report = await job.activities.inference.evaluatePolicy({ runId: job.self, weights, task: cfg.task, rollout: cfg.rollout, seed: cfg.seed, maxNewTokens: cfg.eval.maxNewTokens });
   const point: JobEvalPoint = {
     afterRollouts,
     weightVersion: weights.version,
