@@ -11,7 +11,7 @@ import type { SftExample as TokenizedExample } from '../src/sft/sft';
 import { drawProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
 import { splitSchemeOf } from '../src/config/recorded';
 import { TOOL_CALL_OPEN } from '../src/planact/protocol';
-import { names } from './names';
+import { names } from '../src/store/run-names';
 import { refuseOtherInputs } from './named-results';
 import { ApplicationFailure } from '@temporalio/activity';
 import { generateLayouts, gridSftExamples } from '../src/tasks/grid';

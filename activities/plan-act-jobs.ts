@@ -19,9 +19,10 @@ import { REPO_ROOT } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
 import type { Arrival, ArrivalAck, RolloutSessionInput } from '../src/contracts/plan-act';
 import { EXPERIMENT, ROLLOUT_ID } from '../workflows/search-attributes';
-import { arriveUpdate, TASK_QUEUES } from '../workflows/shared';
+import { arriveUpdate } from '../workflows/messages';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { WeightsInfo } from '../src/contracts/weights';
-import { runKey } from './names';
+import { names, versionOfWeightsName } from '../src/store/run-names';
 
 export interface ArriveAtSessionInput {
   sessionWorkflowId: string;
@@ -45,16 +46,16 @@ export function createPlanActJobActivities({ store, client }: { store: BlobStore
       }
     },
 
-    /** The newest weights `runId` published (publishWeights names them runs/<run>/weights/v<N>). */
+    /** The newest weights `runId` published (publishWeights names them names.weights). */
     async resolveRunWeights({ runId }: { runId: string }): Promise<WeightsInfo> {
-      const published = await store.listNames(`runs/${runKey(runId)}/weights/v`);
+      const published = await store.listNames(names.weightsVersionPrefix(runId));
       const name = published.at(-1);
       const onnx = name === undefined ? undefined : await store.getName(name);
       if (name === undefined || onnx === undefined) {
-        throw ApplicationFailure.nonRetryable(`run ${JSON.stringify(runId)} has published no weights (nothing under runs/${runKey(runId)}/weights/)`, 'BadInputError');
+        throw ApplicationFailure.nonRetryable(`run ${JSON.stringify(runId)} has published no weights (nothing under ${names.weightsFolder(runId)})`, 'BadInputError');
       }
       const meta = readOnnxMetadata(await store.get(onnx));
-      const version = Number(name.slice(name.lastIndexOf('/v') + 2));
+      const version = versionOfWeightsName(name);
       return { version, step: Number(meta.step ?? 0), onnx };
     },
 

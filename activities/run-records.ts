@@ -13,7 +13,7 @@ import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
 import type { RunState } from '../src/contracts/training-run';
 import type { SessionRecord } from '../src/contracts/rollout-record';
 import { formatMetricsLine, metricsLineKey, parseMetricsJsonl, renderCurvesPng, type MetricsLine } from '../src/report';
-import { names, runKey } from './names';
+import { names, runKey } from '../src/store/run-names';
 
 export interface AppendMetricsInput {
   runId: string;

@@ -23,12 +23,12 @@ import { exportOnnx, readOnnxMetadata } from '../src/model/onnx-export';
 import { loadTokenizer } from '../src/model/tokenizer';
 import { readHfStartingPolicy, refuseOtherShape, StartingPolicyError } from '../src/model/starting-policy';
 import { sha256Hex } from '../src/store/blob-keys';
-import { runGrpoUpdate, type GrpoUpdateResult } from '../src/rl/grpo-update';
+import { updatePolicy, type PolicyUpdateResult } from '../src/rl/policy-update';
 import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
 import type { SampleSetRef } from '../src/contracts/plan-act';
-import { checkpointSteps, names } from './names';
+import { checkpointSteps, names } from '../src/store/run-names';
 import { refuseOtherInputs } from './named-results';
 import { readSamples } from './samples';
 import { RECORDED_MICRO_BATCH } from '../src/config/recorded';
@@ -85,7 +85,7 @@ export interface TrainGrpoInput {
 }
 
 /** The update's numbers, with the checkpoint as a blob-store reference instead of weights. */
-export type TrainGrpoOutput = Omit<GrpoUpdateResult, 'checkpoint' | 'perSample'> & { checkpoint: CheckpointInfo };
+export type TrainGrpoOutput = Omit<PolicyUpdateResult, 'checkpoint' | 'perSample'> & { checkpoint: CheckpointInfo };
 
 /**
  * What the update trained on, for the rollout viewer (src/contracts/rollout-record.ts): the sample
@@ -229,6 +229,10 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
       }));
     },
 
+    /**
+     * The policy update (src/rl/policy-update.ts updatePolicy; GRPO, or RFT with objective 'rft').
+     * Registered as trainGrpo, the name recorded histories and the torch worker know, so it stays.
+     */
     async trainGrpo(input: TrainGrpoInput): Promise<TrainGrpoOutput> {
       const needsReference = input.rl.useKlLoss || input.rl.useKlInReward;
       if (needsReference && !input.reference) {
@@ -250,7 +254,7 @@ export function createTrainingActivities({ store }: { store: BlobStore }) {
         const kept = (s: Sample) => !keep || (s.metadata.groupId !== undefined && keep.has(s.metadata.groupId));
         const samples = all.filter(kept);
         ctx.heartbeat({ step: input.step, phase: 'update', samples: samples.length });
-        const r = await runGrpoUpdate(ckpt, samples, {
+        const r = await updatePolicy(ckpt, samples, {
           rl: input.rl,
           step: input.step,
           resetOptimizer: input.resetOptimizer ?? false,

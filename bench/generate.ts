@@ -10,7 +10,7 @@ import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { initWeights, parameterCount } from '../src/model/init';
 import { withLogitBias } from '../src/model/logit-bias';
 import { exportOnnx } from '../src/model/onnx-export';
-import { mulberry32 } from '../src/model/rng';
+import { mulberry32 } from '../src/domain/rng';
 import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { arg } from './lib/args';
 

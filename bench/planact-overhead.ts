@@ -47,10 +47,11 @@ import { runPlanActEpisode } from '../src/planact/episode';
 import { episodeSeed, generationSeed } from '../src/planact/sampling-seed';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
-import { episodeLimits, rolloutProblems } from '../workflows/plan-act-common';
+import { episodeLimits, rolloutProblems } from '../workflows/rollout-episodes';
 import type { PlanActJobResult, RolloutSummary, SampleSetRef } from '../src/contracts/plan-act';
 import type { PolicyRef } from '../src/contracts/weights';
-import { sessionStateQuery, sessionWorkflowId, TASK_QUEUES } from '../workflows/shared';
+import { sessionStateQuery, sessionWorkflowId } from '../workflows/messages';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import { arg, flag } from './lib/args';
 import { processCpuSeconds } from './lib/cpu';
 

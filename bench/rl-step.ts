@@ -17,7 +17,7 @@ import { loadRunConfig } from '../src/config/load';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack, type LocalStack } from '../scripts/lib/local-stack';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { RlPoint, TrainingRunResult } from '../src/contracts/training-run';
 import { arg } from './lib/args';
 

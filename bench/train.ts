@@ -27,9 +27,9 @@ import { encodeCheckpoint } from '../src/model/checkpoint';
 import { DEFAULT_GPT_CONFIG } from '../src/model/default-config';
 import { Gpt } from '../src/model/gpt';
 import { initWeights } from '../src/model/init';
-import { mulberry32 } from '../src/model/rng';
+import { mulberry32 } from '../src/domain/rng';
 import { REPO_ROOT } from '../src/paths';
-import { runGrpoUpdate } from '../src/rl/grpo-update';
+import { updatePolicy } from '../src/rl/policy-update';
 import { trainStep, type TrainBatch } from '../src/rl/trainer';
 import { arg } from './lib/args';
 import { ortMatmulGflops } from './lib/ort-matmul';
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     adam.dispose();
     model.dispose();
     const t1 = performance.now();
-    const r = await runGrpoUpdate({ config, weights, step: 0 }, samples, { rl: cfg.rl, step: 1, resetOptimizer: true, microBatchRows: cfg.rl.microBatch.rows, byLength: cfg.rl.microBatch.byLength, seed: 1 });
+    const r = await updatePolicy({ config, weights, step: 0 }, samples, { rl: cfg.rl, step: 1, resetOptimizer: true, microBatchRows: cfg.rl.microBatch.rows, byLength: cfg.rl.microBatch.byLength, seed: 1 });
     tfGrpo.push((performance.now() - t1) / 1000);
     tfTokensRun = r.tokensRun;
   }

@@ -20,7 +20,7 @@ import { parseRunConfig } from '../src/config/parse';
 import type { RunConfigInput } from '../src/config/schema';
 import { startLocalStack } from '../scripts/lib/local-stack';
 import type { RolloutSummary } from '../src/contracts/plan-act';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import type { TreeRolloutInput } from '../src/contracts/tree';
 import { arg } from './lib/args';

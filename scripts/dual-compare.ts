@@ -26,7 +26,7 @@ import type { WeightsInfo } from '../src/contracts/weights';
 import { names } from '../src/store/run-names';
 import { DATA_DIR } from '../src/paths';
 import { createWorkers, defaultRunsDir, defaultStore } from '../workers/create-workers';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { JointEvaluationInput, JointEvaluationResult } from '../workflows/joint-evaluation';
 import { ensureServer } from './lib/local-server';
 import { runMain } from './lib/run-main';

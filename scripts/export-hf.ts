@@ -4,7 +4,7 @@
  * Reads the blob store the workers use (DURABLE_RL_STORE and friends, default .data/store).
  */
 import { Command } from 'commander';
-import { checkpointSteps, names } from '../activities/names';
+import { checkpointSteps, names } from '../src/store/run-names';
 import { decodeCheckpoint } from '../src/model/checkpoint';
 import { writeHfDir } from '../src/model/hf-dir';
 import { loadTokenizer } from '../src/model/tokenizer';

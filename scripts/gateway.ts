@@ -18,7 +18,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { Command, InvalidArgumentError } from 'commander';
-import { names } from '../activities/names';
+import { names } from '../src/store/run-names';
 import { BatchingEngine } from '../src/engine/batcher';
 import { OrtEngine } from '../src/engine/ort-engine';
 import { API_KEY_ENV, checkOpenBind, resolveApiKey, UPSTREAM_API_KEY_ENV } from '../src/gateway/api-key';

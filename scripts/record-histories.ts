@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../src/paths';
 import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activities/oracle-inference';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import { startLocalStack } from './lib/local-stack';
 import { RECORDED_SCENARIOS } from './lib/scenarios';
 import { runTemporalCli } from './lib/temporal-cli';

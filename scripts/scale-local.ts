@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { ConfigError } from '../src/config/errors';
 import { loadRunConfig } from '../src/config/load';
 import { DATA_DIR, REPO_ROOT } from '../src/paths';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { formatResult } from './lib/format-result';
 import { ensureServer } from './lib/local-server';

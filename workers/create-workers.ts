@@ -20,7 +20,8 @@ import { initTfBackend } from '../src/model/backend';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
 import { openStore, parseStoreSpec, storeSettingsFromEnv, type StoreSpec } from '../src/store/store-spec';
-import { TASK_QUEUES, type TaskQueueName } from '../workflows/shared';
+import { TASK_QUEUES, type TaskQueueName } from '../workflows/task-queues';
+import { WORKER_DEFAULTS } from './worker-config';
 
 export interface WorkerSetup {
   connection: NativeConnection;
@@ -35,9 +36,9 @@ export interface WorkerSetup {
   inferenceConcurrency?: number;
   /** Training activities at once: one per device. */
   trainingSlots?: number;
-  /** Orchestration activities at once (default 16). */
+  /** Orchestration activities at once (default WORKER_DEFAULTS.concurrency). */
   orchestrationConcurrency?: number;
-  /** Tool and agent activities at once (default 64). */
+  /** Tool and agent activities at once (default WORKER_DEFAULTS.concurrency). */
   toolsConcurrency?: number;
   /** Activity interceptors for every queue's worker (the metrics endpoint's, see workers/metrics). */
   activityInterceptors?: ActivityInterceptorsFactory[];
@@ -49,7 +50,7 @@ export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bu
 
 export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   const { connection, store } = setup;
-  const namespace = setup.namespace ?? 'default';
+  const namespace = setup.namespace ?? WORKER_DEFAULTS.namespace;
   /** The options every worker shares; each queue adds what it runs and how much at once. */
   const create = (queue: TaskQueueName, options: Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue'>): Promise<Worker> =>
     Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...(setup.identity ? { identity: setup.identity } : {}), ...(setup.activityInterceptors ? { interceptors: { activity: setup.activityInterceptors } } : {}), ...options });
@@ -72,23 +73,23 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },
             // Light work (datasets, samples, session arrivals); many Plan/Act episodes write samples at once.
-            maxConcurrentActivityTaskExecutions: setup.orchestrationConcurrency ?? 16,
+            maxConcurrentActivityTaskExecutions: setup.orchestrationConcurrency ?? WORKER_DEFAULTS.concurrency.orchestration,
           }),
         );
         break;
       case 'inference':
-        workers.push(await create(queue, { activities: createInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? 64 }));
+        workers.push(await create(queue, { activities: createInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? WORKER_DEFAULTS.concurrency.inference }));
         break;
       case 'training':
         // Load tfjs's backend before polling: a cold load inside a heartbeating activity's first
         // stage counts against timeouts.heartbeatSec.
         await initTfBackend();
-        workers.push(await create(queue, { activities: createTrainingActivities({ store }), maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? 1 }));
+        workers.push(await create(queue, { activities: createTrainingActivities({ store }), maxConcurrentActivityTaskExecutions: setup.trainingSlots ?? WORKER_DEFAULTS.concurrency.training }));
         break;
       case 'tools':
         // Tools, and the outside agents (agentRollout) that call the gateway and run their own tools.
         // The grid world's environment (horizon episodes) is a tool like the calculator.
-        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: setup.toolsConcurrency ?? 64 }));
+        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: setup.toolsConcurrency ?? WORKER_DEFAULTS.concurrency.tools }));
         break;
     }
   }

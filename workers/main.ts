@@ -8,7 +8,7 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { DATA_DIR } from '../src/paths';
 import { describeStore, openCheckedStore } from '../src/store/store-spec';
-import type { TaskQueueName } from '../workflows/shared';
+import type { TaskQueueName } from '../workflows/task-queues';
 import { failDeadWorkersAttempts, register, thisWorker } from './attempt-journal';
 import { ensureNamespaceReady, NamespaceSetupError } from './namespace-setup';
 import { activityMetrics } from './metrics/activity-metrics';

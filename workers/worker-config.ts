@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import type { TLSConfig } from '@temporalio/worker';
 import { parseStoreSpec, type Setting, type StoreSettings, type StoreSpec } from '../src/store/store-spec';
-import type { TaskQueueName } from '../workflows/shared';
+import type { TaskQueueName } from '../workflows/task-queues';
 
 export interface TemporalConnectionConfig {
   address: string;
@@ -23,7 +23,7 @@ export interface WorkerProcessConfig {
   queues: readonly TaskQueueName[];
   temporal: TemporalConnectionConfig;
   store: StoreSpec;
-  /** Per queue; absent: createWorkers' defaults. */
+  /** Per queue; absent: WORKER_DEFAULTS.concurrency. */
   concurrency: Partial<Record<TaskQueueName, number>>;
   /** Serve Prometheus metrics on this host:port; absent: no metrics endpoint. */
   metrics?: { host: string; port: number };
@@ -35,10 +35,23 @@ export class WorkerConfigError extends Error {
   override readonly name = 'WorkerConfigError';
 }
 
+/**
+ * What a worker uses where a setting is not given, declared once: --help prints these, parsing and
+ * createWorkers apply them, and test/workers/worker-config.test.ts holds the README's queue table
+ * to them.
+ */
+export const WORKER_DEFAULTS = {
+  address: '127.0.0.1:7233',
+  namespace: 'default',
+  metricsHost: '0.0.0.0',
+  /** Activities at once per queue: the engine batches inference; training takes one slot per device. */
+  concurrency: { orchestration: 16, inference: 64, training: 1, tools: 64 } satisfies Record<TaskQueueName, number>,
+} as const;
+
 /** Every setting: its flag, its variable, and what it says (the --help text). */
 const SETTINGS = {
-  address: { flag: '--address <host:port>', env: 'TEMPORAL_ADDRESS', help: 'Temporal frontend (default 127.0.0.1:7233)' },
-  namespace: { flag: '--namespace <name>', env: 'TEMPORAL_NAMESPACE', help: 'Temporal namespace (default "default")' },
+  address: { flag: '--address <host:port>', env: 'TEMPORAL_ADDRESS', help: `Temporal frontend (default ${WORKER_DEFAULTS.address})` },
+  namespace: { flag: '--namespace <name>', env: 'TEMPORAL_NAMESPACE', help: `Temporal namespace (default "${WORKER_DEFAULTS.namespace}")` },
   tls: { flag: '--tls <true|false>', env: 'TEMPORAL_TLS', help: 'TLS to Temporal; default true when any other TLS setting or an API key is given' },
   tlsCert: { flag: '--tls-cert <path>', env: 'TEMPORAL_TLS_CLIENT_CERT_PATH', help: 'client certificate (PEM) for mTLS, with --tls-key' },
   tlsKey: { flag: '--tls-key <path>', env: 'TEMPORAL_TLS_CLIENT_KEY_PATH', help: 'client private key (PEM) for mTLS, with --tls-cert' },
@@ -49,12 +62,12 @@ const SETTINGS = {
   s3Endpoint: { flag: '--s3-endpoint <url>', env: 'DURABLE_RL_S3_ENDPOINT', help: 'S3-compatible endpoint; default AWS S3' },
   s3Region: { flag: '--s3-region <region>', env: 'DURABLE_RL_S3_REGION', help: 'S3 signing region (default AWS_REGION, else us-east-1)' },
   s3PathStyle: { flag: '--s3-path-style <true|false>', env: 'DURABLE_RL_S3_PATH_STYLE', help: 'bucket in the URL path (default true with --s3-endpoint)' },
-  orchestrationConcurrency: { flag: '--orchestration-concurrency <n>', env: 'DURABLE_RL_ORCHESTRATION_CONCURRENCY', help: 'orchestration activities at once (default 16)' },
-  inferenceConcurrency: { flag: '--inference-concurrency <n>', env: 'DURABLE_RL_INFERENCE_CONCURRENCY', help: 'generate/evaluate activities at once, batched by the engine (default 64)' },
-  trainingSlots: { flag: '--training-slots <n>', env: 'DURABLE_RL_TRAINING_SLOTS', help: 'training activities at once (default 1)' },
-  toolsConcurrency: { flag: '--tools-concurrency <n>', env: 'DURABLE_RL_TOOLS_CONCURRENCY', help: 'tool and agent activities at once (default 64)' },
+  orchestrationConcurrency: { flag: '--orchestration-concurrency <n>', env: 'DURABLE_RL_ORCHESTRATION_CONCURRENCY', help: `orchestration activities at once (default ${WORKER_DEFAULTS.concurrency.orchestration})` },
+  inferenceConcurrency: { flag: '--inference-concurrency <n>', env: 'DURABLE_RL_INFERENCE_CONCURRENCY', help: `generate/evaluate activities at once, batched by the engine (default ${WORKER_DEFAULTS.concurrency.inference})` },
+  trainingSlots: { flag: '--training-slots <n>', env: 'DURABLE_RL_TRAINING_SLOTS', help: `training activities at once (default ${WORKER_DEFAULTS.concurrency.training})` },
+  toolsConcurrency: { flag: '--tools-concurrency <n>', env: 'DURABLE_RL_TOOLS_CONCURRENCY', help: `tool and agent activities at once (default ${WORKER_DEFAULTS.concurrency.tools})` },
   metricsPort: { flag: '--metrics-port <port>', env: 'DURABLE_RL_METRICS_PORT', help: 'serve Prometheus metrics (SDK and project) on this port' },
-  metricsHost: { flag: '--metrics-host <host>', env: 'DURABLE_RL_METRICS_HOST', help: 'address the metrics port binds (default 0.0.0.0), with --metrics-port' },
+  metricsHost: { flag: '--metrics-host <host>', env: 'DURABLE_RL_METRICS_HOST', help: `address the metrics port binds (default ${WORKER_DEFAULTS.metricsHost}), with --metrics-port` },
   attemptJournal: {
     flag: '--attempt-journal <folder|off>',
     env: 'DURABLE_RL_ATTEMPT_JOURNAL',
@@ -157,11 +170,11 @@ function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv, name: str
 }
 
 function temporalConfig(raw: Partial<Record<SettingKey, Setting>>, env: NodeJS.ProcessEnv): TemporalConnectionConfig {
-  const address = raw.address?.value ?? '127.0.0.1:7233';
+  const address = raw.address?.value ?? WORKER_DEFAULTS.address;
   if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(address) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(address)) {
     throw new WorkerConfigError(`${raw.address!.from} must be host:port, got ${JSON.stringify(address)}`);
   }
-  const namespace = raw.namespace?.value ?? 'default';
+  const namespace = raw.namespace?.value ?? WORKER_DEFAULTS.namespace;
 
   if (raw.apiKeyFile && env.TEMPORAL_API_KEY) throw new WorkerConfigError('both --api-key-file and TEMPORAL_API_KEY are set; give the API key one way');
   const apiKey = raw.apiKeyFile ? readFile(raw.apiKeyFile).toString('utf8').trim() : env.TEMPORAL_API_KEY || undefined;
@@ -194,7 +207,7 @@ function metricsConfig(raw: Partial<Record<SettingKey, Setting>>): Pick<WorkerPr
   }
   const port = positiveInt(raw.metricsPort);
   if (port > 65535) throw new WorkerConfigError(`${raw.metricsPort.from} must be a port number (1-65535), got ${raw.metricsPort.value}`);
-  return { metrics: { host: raw.metricsHost?.value ?? '0.0.0.0', port } };
+  return { metrics: { host: raw.metricsHost?.value ?? WORKER_DEFAULTS.metricsHost, port } };
 }
 
 function positiveInt(s: Setting): number {

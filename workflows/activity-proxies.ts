@@ -1,7 +1,8 @@
 /**
  * Every activity's options, declared once: task queue, timeouts, heartbeat and the errors no retry
- * can fix. Timeouts come from the run config so that a deployment (or a test that kills workers) can
- * pick how fast a dead worker is noticed; retries are explicit everywhere. generate may go to a
+ * can fix, each activity under one option set. Timeouts come from the run config so that a
+ * deployment (or a test that kills workers) can pick how fast a dead worker is noticed, and all are
+ * given in seconds, as the config's *Sec keys are (`seconds`); retries are explicit everywhere. generate may go to a
  * per-policy task queue: in dual mode the planner's and the actor's weights can be served by
  * different inference pools.
  */
@@ -18,10 +19,16 @@ import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
 import type { RunConfig } from '../src/config/schema';
-import { TASK_QUEUES, TRAINER_QUEUES } from './shared';
+import { TASK_QUEUES, TRAINER_QUEUES } from './task-queues';
 
 /** Failures that no retry can fix: bad config, bad input, model output that cannot be parsed. */
 export const NON_RETRYABLE_ERRORS = ['ConfigError', 'BadInputError', 'CalcInputError', 'PlanParseError', 'RemoteEngineRequestError'];
+
+/**
+ * A timeout of `n` seconds, as the milliseconds the SDK reads a number as: one unit for every
+ * activity option here (a number, unlike a duration string, takes any positive *Sec the config allows).
+ */
+const seconds = (n: number): number => n * 1000;
 
 const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
   initialInterval: '1s',
@@ -34,37 +41,37 @@ const retry = (maximumAttempts: number): ActivityOptions['retry'] => ({
 /** Config resolution runs before any timeout is known, so its options are fixed. */
 export const configProxies = proxyActivities<ConfigActivities>({
   taskQueue: TASK_QUEUES.orchestration,
-  startToCloseTimeout: '1m',
+  startToCloseTimeout: seconds(60),
   retry: { ...retry(10), nonRetryableErrorTypes: ['ConfigError'] },
 });
 
 /** `trainer`: the run's trainer section (absent: the tfjs trainer), which picks the training queue. */
 export function activityProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer']) {
-  const heartbeatTimeout = t.heartbeatSec * 1000;
+  const heartbeatTimeout = seconds(t.heartbeatSec);
   return {
     // Builds the dataset in one go without heartbeats, so no heartbeat timeout: a dead worker is
     // noticed at the start-to-close timeout.
     data: proxyActivities<DataActivities>({
       taskQueue: TASK_QUEUES.orchestration,
-      startToCloseTimeout: '10m',
+      startToCloseTimeout: seconds(600),
       retry: retry(5),
     }),
     /** Run state and metrics file: small, local, retried until they land. */
     records: proxyActivities<RunRecordActivities>({
       taskQueue: TASK_QUEUES.orchestration,
-      startToCloseTimeout: '2m',
+      startToCloseTimeout: seconds(120),
       retry: retry(10),
     }),
     training: trainingProxies(t, trainer),
     inference: proxyActivities<InferenceActivities>({
       taskQueue: TASK_QUEUES.inference,
-      startToCloseTimeout: t.generateSec * 1000,
+      startToCloseTimeout: seconds(t.generateSec),
       heartbeatTimeout,
       retry: retry(10),
     }),
     tools: proxyActivities<ToolActivities>({
       taskQueue: TASK_QUEUES.tools,
-      startToCloseTimeout: t.toolSec * 1000,
+      startToCloseTimeout: seconds(t.toolSec),
       retry: retry(3),
     }),
   };
@@ -85,8 +92,8 @@ export function activityProxies(t: RunConfig['timeouts'], trainer?: RunConfig['t
  * (every run recorded before the key) schedules exactly what it did.
  */
 function trainingProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer']) {
-  const options = { taskQueue: TRAINER_QUEUES[trainer?.backend ?? 'tfjs'], startToCloseTimeout: t.trainSec * 1000, retry: retry(10) };
-  const heartbeating = proxyActivities<TrainingActivities>({ ...options, heartbeatTimeout: t.heartbeatSec * 1000 });
+  const options = { taskQueue: TRAINER_QUEUES[trainer?.backend ?? 'tfjs'], startToCloseTimeout: seconds(t.trainSec), retry: retry(10) };
+  const heartbeating = proxyActivities<TrainingActivities>({ ...options, heartbeatTimeout: seconds(t.heartbeatSec) });
   const single = proxyActivities<TrainingActivities>(options);
   const startOptions = () => (patched('start-checkpoint-heartbeat') ? heartbeating : single);
   const withTrainer = <I extends object>(input: I): I => (trainer ? { ...input, trainer } : input);
@@ -112,7 +119,7 @@ export const CALC_MAX_ATTEMPTS = 3;
 
 /** generate's options: the rollout's timeouts, retries until the session refuses. */
 function generateOptions(t: RunConfig['timeouts'], taskQueue: string): ActivityOptions {
-  return { taskQueue, startToCloseTimeout: `${t.generateSec}s`, heartbeatTimeout: `${t.heartbeatSec}s`, retry: planActRetry(10) };
+  return { taskQueue, startToCloseTimeout: seconds(t.generateSec), heartbeatTimeout: seconds(t.heartbeatSec), retry: planActRetry(10) };
 }
 
 export function generateProxy(t: RunConfig['timeouts'], taskQueue: string = TASK_QUEUES.inference) {
@@ -128,26 +135,21 @@ export function planActProxies(t: RunConfig['timeouts'], trainer?: RunConfig['tr
   return {
     tools: proxyActivities<Pick<ToolActivities, 'calcWithAttempt' | 'calcBatch'>>({
       taskQueue: TASK_QUEUES.tools,
-      startToCloseTimeout: `${t.toolSec}s`,
+      startToCloseTimeout: seconds(t.toolSec),
       retry: { ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' },
     }),
     samples: proxyActivities<SampleActivities>({
       taskQueue: TASK_QUEUES.orchestration,
-      startToCloseTimeout: '2m',
+      startToCloseTimeout: seconds(120),
       retry: planActRetry(5),
     }),
     jobs: proxyActivities<PlanActJobActivities>({
       taskQueue: TASK_QUEUES.orchestration,
-      startToCloseTimeout: '1m',
+      startToCloseTimeout: seconds(60),
       retry: planActRetry(5),
     }),
-    /** Training jobs evaluate their own weights on the inference queue (the embedded engine). */
-    evaluation: proxyActivities<Pick<InferenceActivities, 'evaluatePolicy'>>({
-      taskQueue: TASK_QUEUES.inference,
-      startToCloseTimeout: `${t.generateSec}s`,
-      heartbeatTimeout: `${t.heartbeatSec}s`,
-      retry: planActRetry(10),
-    }),
+    /** Training jobs evaluate their own weights (evaluatePolicy) with trainingRun's inference options. */
+    inference: activityProxies(t).inference,
     /** The run-id claim, as trainingRun makes it. */
     records: activityProxies(t).records,
     // trainingRun's own training options: trainGrpo heartbeats, so a killed trainer is noticed after
@@ -162,18 +164,18 @@ export function agentProxies(t: RunConfig['timeouts'], agentQueue: string = TASK
     // The agent heartbeats while it runs, so a killed tools worker is noticed in 30 s, not at the timeout.
     runAgentCommand: proxyActivities<AgentActivities>({
       taskQueue: agentQueue,
-      startToCloseTimeout: `${agentTimeoutSec + 60}s`,
-      heartbeatTimeout: '30s',
+      startToCloseTimeout: seconds(agentTimeoutSec + 60),
+      heartbeatTimeout: seconds(30),
       retry: { ...retry(3), nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'AgentOutputError', 'AgentCommandError'] },
     }).runAgentCommand,
     runAgentEpisode: proxyActivities<AgentActivities>({
       taskQueue: agentQueue,
-      startToCloseTimeout: t.generateSec * 1000,
+      startToCloseTimeout: seconds(t.generateSec),
       retry: retry(3),
     }).runAgentEpisode,
     writeAgentSamples: proxyActivities<AgentActivities>({
       taskQueue: TASK_QUEUES.orchestration,
-      startToCloseTimeout: '5m',
+      startToCloseTimeout: seconds(300),
       retry: retry(10),
     }).writeAgentSamples,
   };
@@ -184,12 +186,12 @@ export function gridProxies(t: Pick<RunConfig['timeouts'], 'toolSec'>) {
   return {
     gridChunk: proxyActivities<GridActivities>({
       taskQueue: TASK_QUEUES.tools,
-      startToCloseTimeout: `${t.toolSec}s`,
+      startToCloseTimeout: seconds(t.toolSec),
       retry: { ...retry(3), initialInterval: '200ms', maximumInterval: '2s', nonRetryableErrorTypes: [...NON_RETRYABLE_ERRORS, 'GridInputError'] },
     }).gridChunk,
     writeHorizonSamples: proxyActivities<HorizonSampleActivities>({
       taskQueue: TASK_QUEUES.orchestration,
-      startToCloseTimeout: '2m',
+      startToCloseTimeout: seconds(120),
       retry: retry(5),
     }).writeHorizonSamples,
   };

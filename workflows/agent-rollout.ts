@@ -14,8 +14,8 @@ import { agentProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';
 import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
-import { rolloutProblems } from './plan-act-common';
-import { workflowNow } from './common';
+import { rolloutProblems } from './rollout-episodes';
+import { workflowNow } from './clock';
 import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSummary> {

@@ -15,8 +15,9 @@ import type { SampleSetRef } from '../src/contracts/plan-act';
 import type { RftStepMetrics } from '../src/report/run-metrics';
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';
-import { mean, workflowNow } from './common';
-import { grpoUpdate } from './policy-update';
+import { mean } from './web-ui-format';
+import { workflowNow } from './clock';
+import { updatePolicy } from './policy-update';
 import { ROLLOUT_KINDS, type RlEvaluation } from './rollout-kinds';
 
 export const MORE_SFT_SUFFIX = '~more-sft';
@@ -135,7 +136,7 @@ export async function rftBaseline(cfg: RunConfig, start: CheckpointInfo, evaluat
     const weights = await training.publishWeights({ runId: branch, checkpoint: p.checkpoint, version: p.step });
     const rollout = await kind.run({ runId: branch, rlStep: step, batch: 0, config: cfg, policy: { weights } });
     const samples = [rollout.samples.planner, rollout.samples.actor, rollout.samples.single].filter((s): s is SampleSetRef => s !== undefined);
-    const update = await grpoUpdate(training, { runId: branch, checkpoint: p.checkpoint, samples, rl, resetOptimizer: step === 1, rlStart: start, objective: 'rft' });
+    const update = await updatePolicy(training, { runId: branch, checkpoint: p.checkpoint, samples, rl, resetOptimizer: step === 1, rlStart: start, objective: 'rft' });
     p = {
       step,
       checkpoint: update.checkpoint,

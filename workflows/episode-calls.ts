@@ -10,7 +10,7 @@ import type { RunConfig } from '../src/config/schema';
 import type { BatchOutcome } from '../src/contracts/batch';
 import { generateBatchProxy, generateProxy, planActProxies } from './activity-proxies';
 import { batchPerActivation } from './request-batcher';
-import { TASK_QUEUES } from './shared';
+import { TASK_QUEUES } from './task-queues';
 
 /** The calculator's answer to one call, with the attempt that gave it (tool metrics count retries). */
 export type CalcAnswer = { value: string; attempt: number } | { inputError: string; attempt: number };

@@ -17,7 +17,7 @@ import { rolloutSummary } from './rollout-summary';
 import { withRecordedDefaults } from '../src/config/recorded';
 import { horizonEpisode } from './horizon-episode';
 import type { HorizonEpisodeDigest, HorizonEpisodeInput, HorizonRolloutInput } from './horizon-types';
-import { workflowNow } from './common';
+import { workflowNow } from './clock';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
 
 export async function horizonRollout(input: HorizonRolloutInput): Promise<RolloutSummary> {

@@ -4,7 +4,7 @@ export { planActEpisode, planActEpisodes } from './plan-act-episode';
 export { planActRollout } from './plan-act-rollout';
 export { singleAgentRollout } from './single-agent-rollout';
 export { rolloutSession } from './rollout-session';
-export { planActJob } from './plan-act-job';
+export { planActJob } from './plan-act-job/workflow';
 export { treeRollout } from './tree-rollout';
 export { agentRollout } from './agent-rollout';
 export { horizonRollout } from './horizon-rollout';

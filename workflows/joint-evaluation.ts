@@ -11,7 +11,7 @@ import type { RunConfigInput } from '../src/config/schema';
 import type { WeightsInfo } from '../src/contracts/weights';
 import type { EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import { activityProxies, planActProxies } from './activity-proxies';
-import { readConfig } from './plan-act-job';
+import { readConfig } from './plan-act-job/input';
 import { episodeEvaluation } from './rollout-kinds';
 
 /** Where a role's weights come from: a run's newest published weights, or given. */

@@ -19,8 +19,9 @@ import { problemFromExpression, type ArithProblem } from '../src/tasks/arith/pro
 import { arithTask } from '../src/tasks/arith/task';
 import { evaluateExpression } from '../src/tasks/arith/calc';
 import { actorResultsCorrect } from '../src/planact/planner-credit';
-import { emptyToolMetrics } from './plan-act-common';
-import { preview, workflowNow } from './common';
+import { emptyToolMetrics } from './tool-metrics';
+import { preview } from './web-ui-format';
+import { workflowNow } from './clock';
 import { CALC_MAX_ATTEMPTS, planActProxies } from './activity-proxies';
 import { episodeCalls, type CalcAnswer, type EpisodeCalls } from './episode-calls';
 import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from '../src/contracts/plan-act';

@@ -10,8 +10,10 @@
 import { ChildWorkflowCancellationType, executeChild, log, workflowInfo } from '@temporalio/workflow';
 import type { AgentRole } from '../src/domain/types';
 import { episodeSeed } from '../src/planact/sampling-seed';
-import { addToolMetrics, emptyToolMetrics, episodeLimits, rolloutProblems } from './plan-act-common';
-import { mean, workflowNow } from './common';
+import { addToolMetrics, emptyToolMetrics } from './tool-metrics';
+import { episodeLimits, rolloutProblems } from './rollout-episodes';
+import { mean } from './web-ui-format';
+import { workflowNow } from './clock';
 import { planActEpisode, planActEpisodes } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';

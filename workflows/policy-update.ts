@@ -1,7 +1,10 @@
 /**
- * One GRPO update of a policy on a rollout's sample sets, as trainingRun and a training planActJob
- * both make it: the next global step after the checkpoint, and the frozen reference (the checkpoint
- * RL started from) only when the KL loss or penalty needs it.
+ * updatePolicy: one policy update (GRPO, or RFT with objective 'rft') on a rollout's sample sets, as
+ * trainingRun, its RFT baseline and a training planActJob make it. It schedules the trainGrpo
+ * activity (a registered name kept for recorded histories and the torch worker), which runs
+ * src/rl/policy-update.ts updatePolicy. The update makes the next global step after the checkpoint
+ * and gets the frozen reference (the checkpoint RL started from) only when the KL loss or penalty
+ * needs it.
  */
 import type { TrainGrpoOutput } from '../activities/training';
 import type { RunConfig } from '../src/config/schema';
@@ -9,7 +12,7 @@ import type { SampleSetRef } from '../src/contracts/plan-act';
 import type { CheckpointInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';
 
-export interface PolicyUpdate {
+export interface PolicyUpdateRequest {
   runId: string;
   checkpoint: CheckpointInfo;
   samples: SampleSetRef[];
@@ -26,7 +29,7 @@ export interface PolicyUpdate {
   objective?: 'rft';
 }
 
-export function grpoUpdate(training: ReturnType<typeof activityProxies>['training'], u: PolicyUpdate): Promise<TrainGrpoOutput> {
+export function updatePolicy(training: ReturnType<typeof activityProxies>['training'], u: PolicyUpdateRequest): Promise<TrainGrpoOutput> {
   return training.trainGrpo({
     runId: u.runId,
     checkpoint: u.checkpoint,

@@ -14,7 +14,7 @@ import type { EvaluateEpisodesInput } from '../activities/inference';
 import { AgentCommandSchema } from '../src/config/schema';
 import { activityProxies } from './activity-proxies';
 import { agentRollout } from './agent-rollout';
-import { episodeLimits } from './plan-act-common';
+import { episodeLimits } from './rollout-episodes';
 import { horizonRollout } from './horizon-rollout';
 import { planActRollout } from './plan-act-rollout';
 import { singleAgentRollout } from './single-agent-rollout';

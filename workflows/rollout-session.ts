@@ -31,7 +31,7 @@ import {
 import { activityProxies } from './activity-proxies';
 import type { RunConfig } from '../src/config/schema';
 import { errorMessage } from '../src/planact/error-message';
-import { withDeadline, workflowNow } from './common';
+import { withDeadline, workflowNow } from './clock';
 import { runPlanActRollout } from './plan-act-rollout';
 import type {
   Arrival,
@@ -46,7 +46,7 @@ import type {
   SessionPhase,
 } from '../src/contracts/plan-act';
 import { EXPERIMENT, ROLLOUT_ID } from './search-attributes';
-import { arriveUpdate, sessionDeliverySignal, sessionPhaseSignal, sessionStateQuery } from './shared';
+import { arriveUpdate, sessionDeliverySignal, sessionPhaseSignal, sessionStateQuery } from './messages';
 
 const ROLES: PlanActRoleName[] = ['planner', 'actor'];
 

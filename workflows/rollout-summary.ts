@@ -4,8 +4,8 @@
  * rows' own, so every kind counts them alike.
  */
 import type { EpisodeRow, RolloutMode, RolloutSummary, SampleSets } from '../src/contracts/plan-act';
-import { emptyToolMetrics } from './plan-act-common';
-import { mean } from './common';
+import { emptyToolMetrics } from './tool-metrics';
+import { mean } from './web-ui-format';
 
 export interface RolloutReport extends Pick<RolloutSummary, 'tree' | 'horizon'> {
   rolloutId: number;

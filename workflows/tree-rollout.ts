@@ -47,13 +47,14 @@ import {
   type SegmentText,
 } from '../src/tree';
 import { withNodes } from '../src/tree/build';
-import { emptyToolMetrics, rolloutProblems } from './plan-act-common';
-import { workflowNow } from './common';
+import { emptyToolMetrics } from './tool-metrics';
+import { rolloutProblems } from './rollout-episodes';
+import { workflowNow } from './clock';
 import { meteredCalc } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
 import { episodeCalls } from './episode-calls';
 import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
-import { treeStateQuery } from './shared';
+import { treeStateQuery } from './messages';
 import { rolloutSummary } from './rollout-summary';
 import type { TreePhase, TreeRolloutInput, TreeRolloutState } from '../src/contracts/tree';
 

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { interceptEveryWorker } from '../../scripts/lib/intercept-workers';
 import { runWorkerProcess } from '../../workers/main';
-import type { TaskQueueName } from '../../workflows/shared';
+import type { TaskQueueName } from '../../workflows/task-queues';
 
 const delayMs = Number(process.env.DURABLE_RL_GENERATE_DELAY_MS ?? '0');
 if (!(delayMs >= 0)) throw new Error(`DURABLE_RL_GENERATE_DELAY_MS must be a number of milliseconds ≥ 0, got ${process.env.DURABLE_RL_GENERATE_DELAY_MS}`);

@@ -9,7 +9,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { interceptEveryWorker } from '../../scripts/lib/intercept-workers';
 import { runWorkerProcess } from '../../workers/main';
-import type { TaskQueueName } from '../../workflows/shared';
+import type { TaskQueueName } from '../../workflows/task-queues';
 
 const rate = Number(process.env.DURABLE_RL_FAULT_RATE ?? '0');
 if (!(rate >= 0 && rate < 1)) throw new Error(`DURABLE_RL_FAULT_RATE must be in [0, 1), got ${process.env.DURABLE_RL_FAULT_RATE}`);

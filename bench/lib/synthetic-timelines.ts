@@ -12,7 +12,7 @@
  * Messages of one content share their token-id arrays between requests (as a capture that
  * deduplicates would); merging never mutates its input, so that only saves memory.
  */
-import { deriveSeed, mulberry32, randInt, type Rng } from '../../src/domain/rng';
+import { fnv1a32, mulberry32, randInt, type Rng } from '../../src/domain/rng';
 import type { Timeline, TimelineMessage } from '../../src/timeline';
 
 export interface SyntheticOptions {
@@ -49,7 +49,7 @@ function fedBack(rng: Rng, c: Content): TimelineMessage {
 }
 
 export function syntheticTimelines(options: SyntheticOptions): Timeline[] {
-  const shared = mulberry32(deriveSeed(options.seed, 'prompts'));
+  const shared = mulberry32(fnv1a32(`${options.seed >>> 0}:prompts`));
   const plannerSys = content(shared, 'system: you are the planner. Write ACT <id>: <expr> lines or ANSWER: <n>.', 60);
   const actorSys = content(shared, 'system: you are the actor. Evaluate the expression; call <calc> if needed.', 40);
   const summarySys = content(shared, 'system: summarize the episode in one line.', 30);
@@ -59,7 +59,7 @@ export function syntheticTimelines(options: SyntheticOptions): Timeline[] {
   };
 
   for (let e = 0; out.length < options.timelines; e++) {
-    const rng = mulberry32(deriveSeed(options.seed, `episode ${e}`));
+    const rng = mulberry32(fnv1a32(`${options.seed >>> 0}:episode ${e}`));
     const task = content(rng, `user: Compute episode ${e}`, randInt(rng, 10, 20));
     const planner: TimelineMessage[] = [asEnv(plannerSys), asEnv(task)];
     const turns = randInt(rng, 1, 4);

@@ -1,4 +1,4 @@
-"""One GRPO update of a policy on a rollout's samples (src/rl/grpo-update.ts runGrpoUpdate): ppoEpochs
+"""One GRPO update of a policy on a rollout's samples (src/rl/policy-update.ts updatePolicy): ppoEpochs
 passes, each cut into miniBatches optimiser steps over whole groups, each accumulated over micro-batches."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ RECORDED_MICRO_BATCH = {"rows": 16, "byLength": False}
 
 
 def pg_loss_options(rl: RlConfig) -> PgLossOptions:
-    """verl's loss from the run config (src/rl/grpo-update.ts pgLossOptions)."""
+    """verl's loss from the run config (src/rl/policy-update.ts pgLossOptions)."""
     return PgLossOptions(
         clip_low=rl.clipEpsLow if rl.clipEpsLow is not None else rl.clipEps,
         clip_high=rl.clipEpsHigh if rl.clipEpsHigh is not None else rl.clipEps,

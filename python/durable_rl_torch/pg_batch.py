@@ -1,6 +1,6 @@
 """The policy-gradient batch of a rollout: GRPO advantages, KL in the reward, RFT's rejection, the
 off-policy weights of stale samples and the mini-batch split, as src/rl/{advantages,grpo,off-policy}.ts
-and grpo-update.ts's miniBatchRows compute them, so both trainers train the same rows on the same
+and policy-update.ts's miniBatchRows compute them, so both trainers train the same rows on the same
 numbers. Samples are the sample files' JSON (src/domain/types.ts Sample)."""
 from __future__ import annotations
 
@@ -246,7 +246,7 @@ def build_pg_batch(
 
 
 def mini_batch_rows(row_groups: Sequence[str], mini_batches: int, rand: Callable[[], float]) -> list[list[int]]:
-    """src/rl/grpo-update.ts miniBatchRows: whole groups per mini-batch, group order shuffled per epoch."""
+    """src/rl/policy-update.ts miniBatchRows: whole groups per mini-batch, group order shuffled per epoch."""
     rows_of: dict[str, list[int]] = {}
     for r, g in enumerate(row_groups):
         rows_of.setdefault(g, []).append(r)

@@ -1,4 +1,4 @@
-"""The TypeScript side's seeded generators (src/domain/rng.ts, src/model/rng.ts), bit for bit, so the
+"""The TypeScript side's seeded generators (src/domain/rng.ts), bit for bit, so the
 torch worker draws the same SFT batches and the same initial weights from a seed as the tfjs trainer."""
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def mulberry32_block(seed: int, start: int, n: int) -> np.ndarray:
 
 
 def fill_normal(size: int, std: float, seed: int, start: int) -> tuple[np.ndarray, int]:
-    """src/model/rng.ts fillNormal over mulberry32(seed) from draw `start`: Box-Muller pairs in float64,
+    """src/domain/rng.ts fillNormal over mulberry32(seed) from draw `start`: Box-Muller pairs in float64,
     stored as float32. Returns the values and the next draw's index."""
     pairs = (size + 1) // 2
     u = mulberry32_block(seed, start, 2 * pairs)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-# src/workflows/shared.ts TASK_QUEUES.trainingTorch.
+# workflows/task-queues.ts TRAINER_QUEUES.torch.
 TORCH_TASK_QUEUE = "durable-rl-training-torch"
 
 SETTINGS: dict[str, tuple[Optional[str], str]] = {

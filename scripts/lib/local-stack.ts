@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type ActivityInterceptorsFactory, type Worker } from '@temporalio/worker';
 import { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
-import type { TaskQueueName } from '../../workflows/shared';
+import type { TaskQueueName } from '../../workflows/task-queues';
 import { startDevServerOnFreePort } from './dev-server';
 import { startWorkerProcess } from './worker-process';
 import { reniceProcess } from './niced';

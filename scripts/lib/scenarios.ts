@@ -5,7 +5,7 @@
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { ORACLE_TASK_QUEUE } from '../../activities/oracle-inference';
-import { sessionWorkflowId } from '../../workflows/shared';
+import { sessionWorkflowId } from '../../workflows/messages';
 
 export function tinyRunConfig(overrides: Partial<RunConfigInput> = {}): RunConfigInput {
   return {

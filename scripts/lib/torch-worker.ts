@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { REPO_ROOT } from '../../src/paths';
-import { TRAINER_QUEUES } from '../../workflows/shared';
+import { TRAINER_QUEUES } from '../../workflows/task-queues';
 import { pythonBin } from './python-env';
 import { startWorkerProcess, type WorkerProcess, type WorkerProcessOptions } from './worker-process';
 

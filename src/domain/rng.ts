@@ -1,6 +1,9 @@
 /**
- * Seeded randomness (tasks, trees, sampling seeds). Workflow code imports it, so nothing here may touch
- * Math.random or the clock: the same seed must give the same problems on every replay and machine.
+ * Seeded randomness for every layer (tasks, trees, sampling seeds, model init, batch order), one
+ * generator and one seed deriver. Workflow code imports it, so nothing here may touch Math.random
+ * or the clock: the same seed must give the same problems on every replay and machine, and the main
+ * job's numbers are reproduced exactly by seed. python/durable_rl_torch/rng.py ports mulberry32,
+ * mixSeed and fillNormal bit for bit (test/fixtures/rng-vectors.json pins them for both).
  */
 
 /** Uniform float in [0, 1). */
@@ -48,21 +51,38 @@ export function fnv1a32(text: string): number {
  * over the whole word.
  */
 export function uniformHash(text: string): number {
-  let h = fnv1a32(text);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) / 2 ** 32;
+  return fmix32(fnv1a32(text)) / 2 ** 32;
 }
 
-/** Derives an independent stream seed, so sub-generators do not share (and correlate) a sequence. */
-export function deriveSeed(seed: number, label: string): number {
-  return fnv1a32(`${seed >>> 0}:${label}`);
+/** murmur3's 32-bit finaliser: every input bit reaches every output bit. */
+function fmix32(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * The seed of stream `stream` of `seed` (batch row i, epoch e, SFT step s), so streams do not share
+ * (and correlate) a sequence and row i does not depend on its neighbours. Streams named by text hash
+ * their name with fnv1a32 instead, as the workflows' problem draws do.
+ */
+export function mixSeed(seed: number, stream: number): number {
+  return fmix32((seed ^ Math.imul(stream + 1, 0x9e3779b9)) >>> 0);
 }
 
 /** A short fingerprint of a JSON value (a run's complete config and starting weights): 8 hex digits. */
 export function fingerprint(value: unknown): string {
   return fnv1a32(JSON.stringify(value)).toString(16).padStart(8, '0');
+}
+
+/** Fills `out` with N(0, std²) samples (Box-Muller). */
+export function fillNormal(out: Float32Array, std: number, rand: () => number): Float32Array {
+  for (let i = 0; i < out.length; i += 2) {
+    const u1 = Math.max(rand(), 1e-12);
+    const r = Math.sqrt(-2 * Math.log(u1)) * std;
+    const theta = 2 * Math.PI * rand();
+    out[i] = r * Math.cos(theta);
+    if (i + 1 < out.length) out[i + 1] = r * Math.sin(theta);
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 import type { Completion, SamplingParams } from '../domain/types';
 import { type GptConfig, headDim } from '../model/arch';
-import { mixSeed, mulberry32 } from '../model/rng';
+import { mixSeed, mulberry32 } from '../domain/rng';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { DecoderSession } from './decoder-session';
 import { GenerationRow } from './generation-row';

@@ -1,5 +1,5 @@
 import { type GptConfig, type WeightMap, weightShapes } from './arch';
-import { fillNormal, mulberry32 } from './rng';
+import { fillNormal, mulberry32 } from '../domain/rng';
 
 const INIT_STD = 0.02;
 

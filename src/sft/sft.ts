@@ -5,7 +5,7 @@
 import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
-import { mixSeed, mulberry32 } from '../model/rng';
+import { mixSeed, mulberry32 } from '../domain/rng';
 import { trainedTokensOf, trainStep, type TrainBatch } from '../rl/trainer';
 import { learningRateAt } from './schedule';
 

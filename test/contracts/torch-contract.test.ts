@@ -43,7 +43,7 @@ import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { writeHfDir } from '../../src/model/hf-dir';
 import { sequenceLogprobs } from '../../src/model/logprobs';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { REPO_ROOT } from '../../src/paths';
 import { putJson } from '../../src/store/blob-store';

@@ -2,7 +2,7 @@ import { GenerationRow } from '../../src/engine/generation-row';
 import { KvPingPong } from '../../src/engine/kv-cache';
 import { SamplerScratch, argmax, finishReason, sampleToken, tokenStats } from '../../src/engine/sampling';
 import type { SamplingParams } from '../../src/domain/types';
-import { mixSeed, mulberry32 } from '../../src/model/rng';
+import { mixSeed, mulberry32 } from '../../src/domain/rng';
 import { CharTokenizer } from './char-tokenizer';
 
 const logitsOf = (p: number[]): Float32Array => Float32Array.from(p.map((x) => Math.log(x) + 3));

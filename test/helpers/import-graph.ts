@@ -85,7 +85,7 @@ export function layerOf(file: string): number {
 }
 
 /** Activity and workflow definitions both need: queue names, signal/query/update definitions, search attributes. */
-export const SHARED_DEFINITIONS = ['workflows/shared.ts', 'workflows/search-attributes.ts'];
+export const SHARED_DEFINITIONS = ['workflows/task-queues.ts', 'workflows/messages.ts', 'workflows/search-attributes.ts'];
 
 /** Imports that break the layering, as "from -> to (why)". */
 export function layerViolations(edges: readonly ImportEdge[]): string[] {

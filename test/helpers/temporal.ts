@@ -13,7 +13,7 @@ import { DefaultLogger, Runtime, Worker, type ActivityInterceptorsFactory } from
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { createWorkers } from '../../workers/create-workers';
 import { ensureNamespaceReady } from '../../workers/namespace-setup';
-import { TASK_QUEUES, type TaskQueueName } from '../../workflows/shared';
+import { TASK_QUEUES, type TaskQueueName } from '../../workflows/task-queues';
 import { tempStore } from './store';
 import { tinyRunConfig } from '../../scripts/lib/scenarios';
 

@@ -1,7 +1,7 @@
 /** The RL config keys: verl's defaults, and invalid combinations rejected by field name. */
 import { ConfigError } from '../../src/config/errors';
 import { parseRunConfig } from '../../src/config/parse';
-import { pgLossOptions } from '../../src/rl/grpo-update';
+import { pgLossOptions } from '../../src/rl/policy-update';
 
 function problemPaths(raw: unknown): string[] {
   try {

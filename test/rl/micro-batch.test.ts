@@ -9,7 +9,7 @@ import type { GptConfig } from '../../src/model/arch';
 import { Adam } from '../../src/model/adam';
 import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { type PgLossOptions, type TrainBatch, batchLossNorm, computeGradients, sequenceLogprobs, trainStep } from '../../src/rl/trainer';
 import { maxWeightDiff } from '../model/helpers';
 

@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createTrainingActivities, type TrainGrpoInput, type TrainGrpoOutput } from '../../activities/training';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { RlSchema } from '../../src/config/schema';
 import type { Sample } from '../../src/domain/types';
 import { initTfBackend } from '../../src/model/backend';

@@ -5,7 +5,7 @@ import { initTfBackend } from '../../src/model/backend';
 import { Gpt } from '../../src/model/gpt';
 import { type TrainBatch, computeGradients, sequenceLogprobs, trainStep } from '../../src/rl/trainer';
 import { maxWeightDiff, sharpWeights } from '../model/helpers';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 
 const cfg: GptConfig = { vocabSize: 24, maxSeq: 16, dModel: 32, nLayers: 2, nHeads: 2, dFf: 64 };
 const SEP = 1;

@@ -18,9 +18,9 @@ import type { Checkpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
 import { disposePacked, pack, targetLogprobsAndEntropy } from '../../src/model/logprobs';
-import { mixSeed, mulberry32 } from '../../src/model/rng';
+import { mixSeed, mulberry32 } from '../../src/domain/rng';
 import { buildPgBatch, groupAdvantages } from '../../src/rl/grpo';
-import { miniBatchRows, pgLossOptions, runGrpoUpdate, type GrpoUpdateOptions } from '../../src/rl/grpo-update';
+import { miniBatchRows, pgLossOptions, updatePolicy, type PolicyUpdateOptions } from '../../src/rl/policy-update';
 import { sequenceLogprobs, trainStep, type PgLossOptions, type TrainBatch } from '../../src/rl/trainer';
 import { REPO_ROOT } from '../../src/paths';
 import { pythonBin } from '../../scripts/lib/python-env';
@@ -105,7 +105,7 @@ function stepCase(mode: LossAggMode): MetricsCase {
   return { steps: [step], entropy: padded(entropy, one, width), mask, mode, scale: 12 };
 }
 
-// ---- runGrpoUpdate: two epochs of two mini-batches over three groups, one of them flat ----------------------
+// ---- updatePolicy: two epochs of two mini-batches over three groups, one of them flat ----------------------
 
 const ckpt: Checkpoint = { config: cfg, weights: initWeights(cfg, 3), step: 10 };
 const SEED = 7;
@@ -140,7 +140,7 @@ function rollout(): Sample[] {
   return out;
 }
 
-function updateOptions(mode: LossAggMode): GrpoUpdateOptions {
+function updateOptions(mode: LossAggMode): PolicyUpdateOptions {
   const rl = RlSchema.parse({ learningRate: 1e-2, temperature: T, promptsPerStep: 3, ppoEpochs: 2, miniBatches: 2, lossAggMode: mode, maxNewTokens: 10 });
   // Learning rate 0: every step sees the checkpoint's weights, as verl's pre-update entropy does.
   return { rl: { ...rl, learningRate: 0 }, step: 11, resetOptimizer: true, microBatchRows: 3, seed: SEED };
@@ -157,7 +157,7 @@ function updateCase(samples: Sample[], mode: LossAggMode): MetricsCase {
   const respEnt = padded(entropy, from, width);
   const old = padded(samples.map((s) => s.logprobs), samples.map(() => 0), width);
   const mask = padded(samples.map((s) => s.lossMask), samples.map(() => 0), width);
-  // The update's mini-batches, as runGrpoUpdate deals them (one row per sample here).
+  // The update's mini-batches, as updatePolicy deals them (one row per sample here).
   const built = buildPgBatch(samples, { maxSeq: cfg.maxSeq, normAdvByStd: opts.rl.normAdvByStd, epsilon: opts.rl.advEpsilon });
   expect(built.batch.tokens).toHaveLength(samples.length);
   const steps = [0, 1].flatMap((epoch) =>
@@ -241,7 +241,7 @@ test.each(MODES.map((m, i) => [m, i] as const))('%s: a step reports verl\'s ppo_
 });
 
 test.each(MODES.map((m, i) => [m, i] as const))('%s: an update over epochs and mini-batches reports verl\'s reduced ppo_kl and whole-batch entropy', async (mode, k) => {
-  const r = await runGrpoUpdate(ckpt, samples, updateOptions(mode));
+  const r = await updatePolicy(ckpt, samples, updateOptions(mode));
   expect(r.optimizerSteps).toBe(4);
   expect(r.flatGroups).toBe(1);
   const v = verl.metrics[MODES.length + k]!;

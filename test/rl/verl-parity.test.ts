@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import type { KlKind, LossAggMode } from '../../src/config/schema';
 import { initTfBackend } from '../../src/model/backend';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { groupAdvantage } from '../../src/rl/advantages';
 import { lossNormOf } from '../../src/rl/agg-loss';
 import { klPenalty } from '../../src/rl/kl';

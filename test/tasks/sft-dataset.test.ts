@@ -4,7 +4,7 @@ import { parseRunConfig } from '../../src/config/parse';
 import { getJson } from '../../src/store/blob-store';
 import { tempStore } from '../helpers/store';
 import { loadTokenizer } from '../../src/model/tokenizer';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { generateProblems, problemFromExpression, problemPart } from '../../src/tasks/arith';
 
 const dataset = async (task: Record<string, unknown>) => {

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { readSamples } from '../../activities/samples';
 import { freePort } from '../../scripts/lib/dev-server';
 import { startVllmForModel } from '../../scripts/lib/remote-engine-for-run';

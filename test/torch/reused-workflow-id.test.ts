@@ -13,9 +13,9 @@
  */
 import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 import { holdRunStateSave } from '../helpers/hold-run';

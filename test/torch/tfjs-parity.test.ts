@@ -20,11 +20,11 @@ import { initTfBackend } from '../../src/model/backend';
 import { encodeCheckpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { REPO_ROOT } from '../../src/paths';
 import { buildPgBatch } from '../../src/rl/grpo';
-import { pgLossOptions, runGrpoUpdate } from '../../src/rl/grpo-update';
+import { pgLossOptions, updatePolicy } from '../../src/rl/policy-update';
 import { computeGradients, trainStep, type TrainBatch } from '../../src/rl/trainer';
 
 const TOLERANCE = 1e-4;
@@ -110,7 +110,7 @@ it('tfjs and torch compute the same SFT and GRPO losses, gradients and updated w
     model.dispose();
 
     // A whole GRPO update: four optimiser steps over shuffled mini-batches of whole groups.
-    const update = await runGrpoUpdate({ config, weights, step: 0 }, samples, { rl, step: 1, resetOptimizer: true, microBatchRows: 3, byLength: true, seed: 5 });
+    const update = await updatePolicy({ config, weights, step: 0 }, samples, { rl, step: 1, resetOptimizer: true, microBatchRows: 3, byLength: true, seed: 5 });
     for (const key of ['loss', 'pgLoss', 'pgClipFrac', 'approxKl', 'entropy', 'gradNorm', 'gradNormLast'] as const) {
       if (Math.abs(update[key] - torch.grpo[key]!) > TOLERANCE) throw new Error(`GRPO ${key}: tfjs ${update[key]}, torch ${torch.grpo[key]}`);
     }

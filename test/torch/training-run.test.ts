@@ -4,7 +4,7 @@
  * training queue. SFT, two GRPO steps and the evaluations run end to end; the embedded engine serves
  * the torch trainer's GPT-2 checkpoints. Then the torch worker is SIGKILLed in the middle of an update.
  */
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { getJson } from '../../src/store/blob-store';
 import { HF_CHECKPOINT_KIND, type HfCheckpointManifest } from '../../src/model/hf-checkpoint';

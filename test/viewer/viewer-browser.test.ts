@@ -19,7 +19,7 @@ import { createViewer } from '../../src/viewer/server';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { launchChromium } from '../../scripts/lib/chromium';
 
 let ctx: TestEnv;

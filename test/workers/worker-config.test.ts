@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseWorkerConfig, WorkerConfigError } from '../../workers/worker-config';
+import { REPO_ROOT } from '../../src/paths';
+import { TASK_QUEUES, type TaskQueueName } from '../../workflows/task-queues';
+import { parseWorkerConfig, WORKER_DEFAULTS, WorkerConfigError } from '../../workers/worker-config';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-worker-config-'));
 const file = (name: string, text: string) => {
@@ -69,5 +71,26 @@ describe('parseWorkerConfig', () => {
 
   it('treats an empty variable as unset', () => {
     expect(parse([], { TEMPORAL_ADDRESS: '', DURABLE_RL_STORE: '' })).toMatchObject({ temporal: { address: '127.0.0.1:7233' }, store: { kind: 'fs' } });
+  });
+});
+
+describe('the defaults are declared once', () => {
+  const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+
+  it("the README's queue table gives each queue's default concurrency from WORKER_DEFAULTS", () => {
+    const stated = (Object.keys(WORKER_DEFAULTS.concurrency) as TaskQueueName[]).map((q) => {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${TASK_QUEUES[q]}\` |`));
+      return [q, Number(row?.split('|')[3]?.trim().split(' ')[0])];
+    });
+    expect(Object.fromEntries(stated)).toEqual(WORKER_DEFAULTS.concurrency);
+  });
+
+  it("the README gives the Temporal address's default from WORKER_DEFAULTS", () => {
+    expect(readme).toContain(`\`TEMPORAL_ADDRESS\` (default ${WORKER_DEFAULTS.address})`);
+  });
+
+  it('parsing applies the declared defaults', () => {
+    expect(parse([]).temporal).toEqual({ address: WORKER_DEFAULTS.address, namespace: WORKER_DEFAULTS.namespace });
+    expect(parse(['--metrics-port', '9464']).metrics).toEqual({ host: WORKER_DEFAULTS.metricsHost, port: 9464 });
   });
 });

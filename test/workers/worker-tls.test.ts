@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { spawnWorker } from '../../scripts/lib/worker-fleet';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { createTestNamespace, testAddress, uniqueId } from '../helpers/temporal';
 import { startTlsProxy, TLS_FIXTURES, type TlsProxy } from '../helpers/tls-proxy';
 

@@ -22,7 +22,7 @@ import { createGateway } from '../../src/gateway/server';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { REPO_ROOT } from '../../src/paths';
 import type { AgentRolloutInput, RolloutSummary } from '../../src/contracts/plan-act';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const tokenizer = loadTokenizer();

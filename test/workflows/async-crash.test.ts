@@ -6,7 +6,7 @@
  * step. The killed workers are real OS processes running the production worker code, frozen at a
  * known point first (test/fixtures/freezing-worker.ts).
  */
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';

@@ -14,7 +14,8 @@ import { freePort, startDevServer, type RunningServer } from '../../scripts/lib/
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { createWorkers } from '../../workers/create-workers';
-import { TASK_QUEUES, progressQuery } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
+import { progressQuery } from '../../workflows/messages';
 import { tinyRunConfig } from '../helpers/temporal';
 import { tempStore } from '../helpers/store';
 

@@ -4,7 +4,7 @@
  * compared policy is evaluated once on distinct test problems.
  */
 import fs from 'node:fs';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { parseMetricsJsonl } from '../../src/report';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RolloutSummary } from '../../src/contracts/plan-act';

@@ -12,7 +12,7 @@ import type { RunConfigInput } from '../../src/config/schema';
 import { parseMetricsJsonl } from '../../src/report';
 import type { HorizonEpisodeDigest, HorizonRolloutInput } from '../../workflows/horizon-types';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { WeightsInfo } from '../../src/contracts/weights';
 import fs from 'node:fs';

@@ -1,7 +1,7 @@
 /** jointEvaluation: two runs' policies playing planner and actor together, on the real dev server. */
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { JointEvaluationResult } from '../../workflows/joint-evaluation';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 
 let ctx: TestEnv;

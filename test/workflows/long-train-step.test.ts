@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { TrainGrpoInput, TrainGrpoOutput } from '../../activities/training';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { parseRunConfig } from '../../src/config/parse';
 import type { Sample } from '../../src/domain/types';
 import { encodeCheckpoint } from '../../src/model/checkpoint';

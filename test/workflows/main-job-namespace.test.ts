@@ -13,7 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { startDevServerOnFreePort, type RunningServer } from '../../scripts/lib/dev-server';
-import { progressQuery } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/messages';
 import { tinyRunConfig } from '../helpers/temporal';
 import { killMainProcesses, startMain, type MainExit } from '../helpers/main-job';
 import { waitFor } from '../helpers/wait';

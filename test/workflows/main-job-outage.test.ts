@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, startDevServer, type RunningServer } from '../../scripts/lib/dev-server';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
-import { progressQuery } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/messages';
 import { tinyRunConfig } from '../helpers/temporal';
 import { killMainProcesses, startMain } from '../helpers/main-job';
 import { waitFor } from '../helpers/wait';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { getJson } from '../../src/store/blob-store';
 import type { RunState, TrainingRunResult } from '../../src/contracts/training-run';
 import { createTestNamespace, tempStore, testAddress, tinyRlConfig, uniqueId } from '../helpers/temporal';

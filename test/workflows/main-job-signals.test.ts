@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
-import { progressQuery } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/messages';
 import { createTestNamespace, testAddress, tinyRunConfig, uniqueId } from '../helpers/temporal';
 import { killMainProcesses, startMain, type MainExit } from '../helpers/main-job';
 import { waitFor } from '../helpers/wait';

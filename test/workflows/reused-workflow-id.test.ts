@@ -12,10 +12,10 @@
 import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { PlanActJobInput, PlanActJobResult } from '../../src/contracts/plan-act';
 import type { RunConfigInput } from '../../src/config/schema';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 import { holdRunStateSave } from '../helpers/hold-run';

@@ -13,7 +13,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import { readSamples } from '../../activities/samples';
 import { createTrainingActivities } from '../../activities/training';
 import { freePort } from '../../scripts/lib/dev-server';
@@ -21,7 +21,7 @@ import { parseRunConfig } from '../../src/config/parse';
 import type { Sample } from '../../src/domain/types';
 import { S3BlobStore } from '../../src/store/s3-blob-store';
 import type { PlanActRolloutInput, RolloutSummary } from '../../src/contracts/plan-act';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testS3, uniquePrefix } from '../helpers/s3';
 import { createTestNamespace, testAddress, tinyRunConfig, uniqueId } from '../helpers/temporal';

@@ -1,14 +1,14 @@
 /** trainingRun's RL phase end to end on the real dev server with the real activities. */
 import type { WorkflowHandle } from '@temporalio/client';
 import fs from 'node:fs';
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { TrainGrpoOutput } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import { decodeCheckpoint } from '../../src/model/checkpoint';
 import { parseMetricsJsonl } from '../../src/report';
 import { groupsWithSpread } from '../../src/rl/dynamic-sampling';
 import { getJson } from '../../src/store/blob-store';
-import { progressQuery } from '../../workflows/shared';
+import { progressQuery } from '../../workflows/messages';
 import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRlConfig, tinyRunConfig, type TestEnv } from '../helpers/temporal';

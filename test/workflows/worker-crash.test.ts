@@ -4,7 +4,7 @@
  * The killed workers are separate processes running the production worker code; each is killed at
  * a point it is known to have reached (it freezes there, see test/fixtures/freezing-worker.ts).
  */
-import { names } from '../../activities/names';
+import { names } from '../../src/store/run-names';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';

@@ -8,8 +8,8 @@ import { log, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SampleSetRef } from '../../src/contracts/plan-act';
 import type { StepRollouts } from '../../src/contracts/training-run';
 import type { PolicyRef } from '../../src/contracts/weights';
-import { workflowNow } from '../common';
-import { grpoUpdate } from '../policy-update';
+import { workflowNow } from '../clock';
+import { updatePolicy } from '../policy-update';
 import { STEP } from '../search-attributes';
 import { rlEvaluate } from './evaluations';
 import { asynchronousSchedule, synchronousSchedule, type RolloutSchedule } from './rl-schedules';
@@ -63,7 +63,7 @@ async function afterStep(run: Run, rlStep: number): Promise<void> {
 async function trainStep(run: Run, rlStep: number, policy: PolicyRef, got: StepRollouts, t: Omit<StepTimes, 't3'>, schedule?: StepScheduleIn): Promise<void> {
   const { cfg, state, progress } = run;
   const samples = got.rollouts.flatMap((r) => [r.samples.planner, r.samples.actor, r.samples.single]).filter((s): s is SampleSetRef => s !== undefined);
-  const update = await grpoUpdate(run.training, {
+  const update = await updatePolicy(run.training, {
     runId: run.runId,
     checkpoint: run.checkpoint,
     samples,

@@ -10,7 +10,7 @@ import { log } from '@temporalio/workflow';
 import type { StepRollouts } from '../../src/contracts/training-run';
 import type { PolicyRef } from '../../src/contracts/weights';
 import { stepsToLaunch, type RolloutInterval } from '../../src/rl/schedule';
-import { workflowNow } from '../common';
+import { workflowNow } from '../clock';
 import type { Run } from './run';
 import type { StepScheduleIn } from './step-record';
 import type { StepRolloutRunner } from './step-rollouts';

@@ -11,7 +11,7 @@ import type { CheckpointInfo, WeightsInfo } from '../../src/contracts/weights';
 import type { RlEvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, TrainingRunResume } from '../../src/contracts/training-run';
 import { activityProxies } from '../activity-proxies';
 import { EXPERIMENT, STEP } from '../search-attributes';
-import { progressQuery } from '../shared';
+import { progressQuery } from '../messages';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
 const KEEP_POINTS = 50;

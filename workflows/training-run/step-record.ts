@@ -10,7 +10,7 @@ import { horizonMetricKeys } from '../../src/horizon/metrics';
 import type { MetricsLine } from '../../src/report/run-metrics';
 import { idleShare, type RolloutInterval } from '../../src/rl/schedule';
 import { sumCounts } from '../../src/timeline/counts';
-import { mean } from '../common';
+import { mean } from '../web-ui-format';
 import { stepCountsOf } from '../rollout-kinds';
 
 /** Workflow times (ms) of one RL step: start, weights loaded into a remote server, rollout started, rollout done, trained. */

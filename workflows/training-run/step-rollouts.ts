@@ -7,7 +7,7 @@ import type { RolloutSummary } from '../../src/contracts/plan-act';
 import type { StepRollouts } from '../../src/contracts/training-run';
 import type { PolicyRef } from '../../src/contracts/weights';
 import { nextDynamicSample } from '../../src/rl/dynamic-sampling';
-import { workflowNow } from '../common';
+import { workflowNow } from '../clock';
 import { failAsRun } from '../failures';
 import { ROLLOUT_KINDS } from '../rollout-kinds';
 import type { Run } from './run';

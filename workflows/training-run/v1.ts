@@ -24,7 +24,7 @@ import { planActRollout } from '../plan-act-rollout';
 import type { SampleSetRef } from '../../src/contracts/plan-act';
 import type { PolicyRef } from '../../src/contracts/weights';
 import { EXPERIMENT, STEP } from '../search-attributes';
-import { progressQuery } from '../shared';
+import { progressQuery } from '../messages';
 import type { EvalPoint, RunProgress, RunState, TrainingRunResult } from '../../src/contracts/training-run';
 import type { WeightsInfo } from '../../src/contracts/weights';
 import type { RlPointV1 } from '../../src/contracts/training-run';

@@ -1,7 +1,11 @@
 /**
- * One GRPO update of a checkpoint on a rollout's samples, as verl's actor update
- * (verl/workers/actor/dp_actor.py update_policy): ppoEpochs passes over the rollout, each split
- * into miniBatches optimiser steps, each step accumulated over micro-batches.
+ * updatePolicy: one policy-gradient update of a checkpoint on a rollout's samples, as verl's actor
+ * update (verl/workers/actor/dp_actor.py update_policy): ppoEpochs passes over the rollout, each
+ * split into miniBatches optimiser steps, each step accumulated over micro-batches. The objective is
+ * GRPO's, or RFT's (objective 'rft': only the correct episodes). One name along the chain: a
+ * workflow's updatePolicy (workflows/policy-update.ts) schedules the trainGrpo activity
+ * (activities/training.ts; its registered name predates RFT and stays, since recorded histories and
+ * the torch worker know it), which runs this.
  */
 import type { RunConfig } from '../config/schema';
 import type { Sample } from '../domain/types';
@@ -9,7 +13,7 @@ import { logprobTemperature } from '../engine/sampling';
 import { Adam } from '../model/adam';
 import type { Checkpoint } from '../model/checkpoint';
 import { Gpt } from '../model/gpt';
-import { mixSeed, mulberry32 } from '../model/rng';
+import { mixSeed, mulberry32 } from '../domain/rng';
 import { rowsByLength, sequenceLogprobs, trainedTokensOf, trainStepAsync, type PgLossOptions, type TrainBatch } from './trainer';
 import { stalenessHistogram } from './off-policy';
 import { buildPgBatch } from './grpo';
@@ -17,7 +21,7 @@ import type { SampleCredit } from '../contracts/rollout-record';
 
 export type RlConfig = RunConfig['rl'];
 
-export interface GrpoProgress {
+export interface PolicyUpdateProgress {
   phase: 'reference' | 'proximal' | 'update';
   /** Reference and proximal: rows scored so far; update: optimiser steps finished. */
   done: number;
@@ -27,7 +31,7 @@ export interface GrpoProgress {
   microBatches?: number;
 }
 
-export interface GrpoUpdateOptions {
+export interface PolicyUpdateOptions {
   rl: RlConfig;
   /** Step number the new checkpoint gets. */
   step: number;
@@ -48,7 +52,7 @@ export interface GrpoUpdateOptions {
   /** The frozen policy RL started from; required by useKlLoss and useKlInReward. */
   reference?: Checkpoint;
   /** Awaited between micro-batches and reference chunks: heartbeats, cancellation, event loop. */
-  onProgress?: (p: GrpoProgress) => Promise<void>;
+  onProgress?: (p: PolicyUpdateProgress) => Promise<void>;
   /**
    * Asynchronous RL: the version of the weights being trained (the checkpoint's). Samples from older
    * versions are corrected as rl.async.correction says, and the staleness histogram is reported.
@@ -58,7 +62,7 @@ export interface GrpoUpdateOptions {
   objective?: 'grpo' | 'rft';
 }
 
-export interface GrpoUpdateResult {
+export interface PolicyUpdateResult {
   checkpoint: Checkpoint;
   /** Per sample, in input order: its advantage and whether it was trained (for the rollout record, not the history). */
   perSample: SampleCredit[];
@@ -150,7 +154,7 @@ export function pgLossOptions(rl: RlConfig): PgLossOptions {
 
 const REFERENCE_CHUNK_ROWS = 16;
 
-export async function runGrpoUpdate(ckpt: Checkpoint, samples: readonly Sample[], opts: GrpoUpdateOptions): Promise<GrpoUpdateResult> {
+export async function updatePolicy(ckpt: Checkpoint, samples: readonly Sample[], opts: PolicyUpdateOptions): Promise<PolicyUpdateResult> {
   const { rl } = opts;
   const pg = pgLossOptions(rl);
   const progress = opts.onProgress ?? (async () => {});
@@ -281,7 +285,7 @@ async function referenceLogprobs(
   samples: readonly Sample[],
   ref: Checkpoint,
   temperature: number,
-  progress: (p: GrpoProgress) => Promise<void>,
+  progress: (p: PolicyUpdateProgress) => Promise<void>,
   phase: 'reference' | 'proximal',
   byLength: boolean,
 ): Promise<Array<number[] | undefined>> {

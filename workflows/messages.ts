@@ -1,34 +1,12 @@
 /**
- * Names every process agrees on: task queues, queries, signals and updates.
- * Imported by workflows, workers and clients alike, so it holds definitions only.
+ * The workflows' messages every process agrees on: queries, signals and updates (Temporal's names
+ * for them are recorded in histories, so they never change), and the rollout session's workflow id.
+ * Imported by workflows, activities and clients alike, so it holds definitions only.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunProgress } from '../src/contracts/training-run';
 import type { TreeRolloutState } from '../src/contracts/tree';
 import type { Arrival, ArrivalAck, PlanActJobState, RolloutSessionState, SessionDelivery, SessionPhase } from '../src/contracts/plan-act';
-
-/** Task queues by resource, so each kind of worker can be scaled on its own hardware. */
-export const TASK_QUEUES = {
-  /** Workflows and light activities (datasets, bookkeeping). */
-  orchestration: 'durable-rl-orchestration',
-  /** generate / evaluate: GPU-bound in a real deployment, one slot per device. */
-  inference: 'durable-rl-inference',
-  /** trainStep / publishWeights: one slot per device. */
-  training: 'durable-rl-training',
-  /** Tool calls (calculator, sandboxes). */
-  tools: 'durable-rl-tools',
-} as const;
-export type TaskQueueName = keyof typeof TASK_QUEUES;
-
-/**
- * The training queue of each trainer backend (trainer.backend), one row each: the tfjs trainer runs
- * in the TypeScript workers, the PyTorch worker (python/durable_rl_torch, `npm run worker:torch`)
- * polls a queue of its own, so a run picks its trainer by where its training activities go.
- */
-export const TRAINER_QUEUES = {
-  tfjs: TASK_QUEUES.training,
-  torch: 'durable-rl-training-torch',
-} as const;
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 

@@ -1,10 +1,9 @@
-/** What the Plan/Act workflows share: the problems of a rollout, episode limits, tool metrics. */
+/** The episodes of a rollout: which problems, in which GRPO groups, under which limits. */
 import type { RunConfig } from '../src/config/schema';
 import type { EpisodeLimits } from '../src/planact/episode-types';
 import { drawProblems } from '../src/tasks/arith/splits';
 import { splitSchemeOf } from '../src/config/recorded';
 import { fnv1a32 } from '../src/domain/rng';
-import type { ToolMetrics } from '../src/contracts/plan-act';
 
 export interface RolloutProblem {
   index: number;
@@ -47,12 +46,3 @@ export function episodeLimits(cfg: RunConfig): EpisodeLimits {
     actorMaxNewTokens: cfg.rl.maxNewTokens,
   };
 }
-
-export function emptyToolMetrics(): ToolMetrics {
-  return { calls: 0, failures: 0, retries: 0, ms: 0 };
-}
-
-export function addToolMetrics(a: ToolMetrics, b: ToolMetrics): ToolMetrics {
-  return { calls: a.calls + b.calls, failures: a.failures + b.failures, retries: a.retries + b.retries, ms: a.ms + b.ms };
-}
-

@@ -1,4 +1,4 @@
-/** Helpers any workflow uses: the replay-safe clock, deadlines, rounded means, text previews. */
+/** Time in workflow code: the replay-safe clock and deadlines on work a workflow waits for. */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 
 /**
@@ -20,14 +20,4 @@ export async function withDeadline<T>(ms: number, fn: () => Promise<T>): Promise
     if (isCancellation(err) && !CancellationScope.current().consideredCancelled) return { timedOut: true };
     throw err;
   }
-}
-
-/** The mean, rounded to 4 decimals for the Web UI (0 for no values). */
-export function mean(xs: readonly number[]): number {
-  return xs.length === 0 ? 0 : Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1e4) / 1e4;
-}
-
-/** Long model text cut for the Web UI; the full text stays in the token blobs. */
-export function preview(text: string, max = 240): string {
-  return text.length > max ? `${text.slice(0, max)}... (${text.length} chars)` : text;
 }

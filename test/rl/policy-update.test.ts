@@ -1,5 +1,5 @@
 /**
- * runGrpoUpdate on a tiny model: epochs × mini-batches of optimiser steps, verl's on-policy case,
+ * updatePolicy on a tiny model: epochs × mini-batches of optimiser steps, verl's on-policy case,
  * deterministic shuffling, the KL terms against a reference checkpoint, and progress callbacks.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -9,9 +9,9 @@ import { initTfBackend } from '../../src/model/backend';
 import type { Checkpoint } from '../../src/model/checkpoint';
 import { Gpt } from '../../src/model/gpt';
 import { initWeights } from '../../src/model/init';
-import { mulberry32 } from '../../src/model/rng';
+import { mulberry32 } from '../../src/domain/rng';
 import { rowsByLength, sequenceLogprobs } from '../../src/rl/trainer';
-import { miniBatchRows, runGrpoUpdate, type GrpoProgress, type GrpoUpdateOptions } from '../../src/rl/grpo-update';
+import { miniBatchRows, updatePolicy, type PolicyUpdateProgress, type PolicyUpdateOptions } from '../../src/rl/policy-update';
 
 const config = { vocabSize: 16, maxSeq: 16, dModel: 16, nLayers: 1, nHeads: 2, dFf: 32 };
 const ckpt: Checkpoint = { config, weights: initWeights(config, 3), step: 10 };
@@ -59,7 +59,7 @@ function rollout(): Sample[] {
 }
 
 
-function options(rl: Record<string, unknown>, extra: Partial<GrpoUpdateOptions> = {}): GrpoUpdateOptions {
+function options(rl: Record<string, unknown>, extra: Partial<PolicyUpdateOptions> = {}): PolicyUpdateOptions {
   return {
     rl: RlSchema.parse({ learningRate: 3e-2, temperature: T, promptsPerStep: 2, ...rl }),
     step: 11,
@@ -73,7 +73,7 @@ function options(rl: Record<string, unknown>, extra: Partial<GrpoUpdateOptions> 
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 
 test('one epoch, one mini-batch: one step on-policy, ratio exactly 1, nothing clipped', async () => {
-  const r = await runGrpoUpdate(ckpt, samples, options({}));
+  const r = await updatePolicy(ckpt, samples, options({}));
   expect(r.optimizerSteps).toBe(1);
   expect(r.approxKl).toBe(0);
   expect(r.pgClipFrac).toBe(0);
@@ -96,7 +96,7 @@ test('one epoch, one mini-batch: one step on-policy, ratio exactly 1, nothing cl
 });
 
 test('four epochs of two mini-batches: eight steps move the ratio away from 1 and the clip acts', async () => {
-  const r = await runGrpoUpdate(ckpt, samples, options({ ppoEpochs: 4, miniBatches: 2 }));
+  const r = await updatePolicy(ckpt, samples, options({ ppoEpochs: 4, miniBatches: 2 }));
   expect(r.optimizerSteps).toBe(8);
   expect(r.approxKl).not.toBe(0);
   expect(r.pgClipFrac).toBeGreaterThan(0);
@@ -106,9 +106,9 @@ test('four epochs of two mini-batches: eight steps move the ratio away from 1 an
 
 test('the same seed gives the same bytes; another seed shuffles mini-batches differently', async () => {
   const opts = { ppoEpochs: 2, miniBatches: 2 };
-  const a = await runGrpoUpdate(ckpt, samples, options(opts));
-  const b = await runGrpoUpdate(ckpt, samples, options(opts));
-  const c = await runGrpoUpdate(ckpt, samples, options(opts, { seed: 8 }));
+  const a = await updatePolicy(ckpt, samples, options(opts));
+  const b = await updatePolicy(ckpt, samples, options(opts));
+  const c = await updatePolicy(ckpt, samples, options(opts, { seed: 8 }));
   for (const [name, w] of Object.entries(a.checkpoint.weights)) expect(Buffer.from(w.buffer).equals(Buffer.from(b.checkpoint.weights[name]!.buffer))).toBe(true);
   const differs = Object.entries(a.checkpoint.weights).some(([name, w]) => !Buffer.from(w.buffer).equals(Buffer.from(c.checkpoint.weights[name]!.buffer)));
   expect(differs).toBe(true);
@@ -131,8 +131,8 @@ describe('micro-batches cut by length (rl.microBatch.byLength)', () => {
       [{ ppoEpochs: 2, miniBatches: 2, learningRate: 3e-4 }, {}],
       [{ ppoEpochs: 2, miniBatches: 2, learningRate: 3e-4, async: { maxStaleness: 1, correction: 'decoupled', isCap: 5 } }, { policyVersion: 2 }],
     ] as const) {
-      const plain = await runGrpoUpdate(ckpt, samples, options(rl, extra));
-      const sorted = await runGrpoUpdate(ckpt, samples, options(rl, { ...extra, byLength: true }));
+      const plain = await updatePolicy(ckpt, samples, options(rl, extra));
+      const sorted = await updatePolicy(ckpt, samples, options(rl, { ...extra, byLength: true }));
       const moved = maxDiff(plain.checkpoint, ckpt);
       expect(moved).toBeGreaterThan(1e-4);
       expect(maxDiff(plain.checkpoint, sorted.checkpoint)).toBeLessThan(1e-3 * moved);
@@ -159,39 +159,39 @@ test('miniBatchRows keeps groups whole, covers every row once and drops empty mi
 
 describe('KL against the reference policy', () => {
   test('the KL loss is reported; zero on-policy against itself, positive once the policy moved', async () => {
-    const first = await runGrpoUpdate(ckpt, samples, options({ useKlLoss: true }, { reference: ckpt }));
+    const first = await updatePolicy(ckpt, samples, options({ useKlLoss: true }, { reference: ckpt }));
     expect(first.klLoss).toBeCloseTo(0, 6);
-    const later = await runGrpoUpdate(ckpt, samples, options({ useKlLoss: true, klLossCoef: 0.1, ppoEpochs: 3, miniBatches: 2 }, { reference: ckpt }));
+    const later = await updatePolicy(ckpt, samples, options({ useKlLoss: true, klLossCoef: 0.1, ppoEpochs: 3, miniBatches: 2 }, { reference: ckpt }));
     expect(later.klLoss).toBeGreaterThan(0);
   });
 
   test('the KL loss pulls the update toward the reference', async () => {
-    const without = await runGrpoUpdate(ckpt, samples, options({ ppoEpochs: 3, miniBatches: 2 }));
-    const strong = await runGrpoUpdate(ckpt, samples, options({ ppoEpochs: 3, miniBatches: 2, useKlLoss: true, klLossCoef: 50, klLossType: 'k2' }, { reference: ckpt }));
+    const without = await updatePolicy(ckpt, samples, options({ ppoEpochs: 3, miniBatches: 2 }));
+    const strong = await updatePolicy(ckpt, samples, options({ ppoEpochs: 3, miniBatches: 2, useKlLoss: true, klLossCoef: 50, klLossType: 'k2' }, { reference: ckpt }));
     const drift = (w: Checkpoint['weights']): number =>
       sum(samples.map((s) => Math.abs(sum(logprobs(w, s.promptTokens, s.responseTokens)) - sum(s.logprobs))));
     expect(drift(strong.checkpoint.weights)).toBeLessThan(drift(without.checkpoint.weights));
   });
 
   test('the reward penalty is zero when behaviour and reference agree, positive when they do not', async () => {
-    const same = await runGrpoUpdate(ckpt, samples, options({ useKlInReward: true }, { reference: ckpt }));
+    const same = await updatePolicy(ckpt, samples, options({ useKlInReward: true }, { reference: ckpt }));
     expect(same.rewardKlPenalty).toBeCloseTo(0, 5);
     const other: Checkpoint = { config, weights: initWeights(config, 99), step: 0 };
-    const differs = await runGrpoUpdate(ckpt, samples, options({ useKlInReward: true, klPenalty: 'low_var_kl' }, { reference: other }));
+    const differs = await updatePolicy(ckpt, samples, options({ useKlInReward: true, klPenalty: 'low_var_kl' }, { reference: other }));
     expect(differs.rewardKlPenalty).toBeGreaterThan(0);
     // The task reward is reported unchanged.
     expect(differs.meanReward).toBeCloseTo(3 / 8, 10);
   });
 
   test('a KL option without a reference fails and says why', async () => {
-    await expect(runGrpoUpdate(ckpt, samples, options({ useKlLoss: true }))).rejects.toThrow(/reference/);
-    await expect(runGrpoUpdate(ckpt, samples, options({ useKlInReward: true }))).rejects.toThrow(/reference/);
+    await expect(updatePolicy(ckpt, samples, options({ useKlLoss: true }))).rejects.toThrow(/reference/);
+    await expect(updatePolicy(ckpt, samples, options({ useKlInReward: true }))).rejects.toThrow(/reference/);
   });
 });
 
 test('onProgress is awaited between micro-batches; a throwing callback aborts without leaking tensors', async () => {
-  const seen: GrpoProgress[] = [];
-  await runGrpoUpdate(ckpt, samples, options({ ppoEpochs: 2, miniBatches: 2, useKlLoss: true }, { reference: ckpt, onProgress: async (p) => void seen.push(p) }));
+  const seen: PolicyUpdateProgress[] = [];
+  await updatePolicy(ckpt, samples, options({ ppoEpochs: 2, miniBatches: 2, useKlLoss: true }, { reference: ckpt, onProgress: async (p) => void seen.push(p) }));
   expect(seen.filter((p) => p.phase === 'reference').at(-1)).toEqual({ phase: 'reference', done: 8, total: 8 });
   const updates = seen.filter((p) => p.phase === 'update');
   // 4 steps of 4 rows in micro-batches of 3: 2 micro-batches each.
@@ -200,7 +200,7 @@ test('onProgress is awaited between micro-batches; a throwing callback aborts wi
 
   const before = tf.memory().numTensors;
   let calls = 0;
-  const cancelled = runGrpoUpdate(ckpt, samples, options({ ppoEpochs: 2 }, {
+  const cancelled = updatePolicy(ckpt, samples, options({ ppoEpochs: 2 }, {
     onProgress: async () => {
       if (++calls === 2) throw new Error('cancelled');
     },
@@ -218,7 +218,7 @@ describe('off-policy correction (rl.async)', () => {
     // exp(3) ≈ 20 > cap 5 on every token: every weight is 0, no gradient at all, in the on-policy case and with epochs × mini-batches.
     for (const rl of [{}, { ppoEpochs: 2, miniBatches: 2 }]) {
       const async = { ...rl, async: { maxStaleness: 1, correction: 'decoupled', isCap: 5 } };
-      const r = await runGrpoUpdate(ckpt, stale(), options(async, { policyVersion: 1 }));
+      const r = await updatePolicy(ckpt, stale(), options(async, { policyVersion: 1 }));
       expect(r.staleness).toEqual({ '1': samples.length });
       expect(r.offPolicyCapped).toBe(sum(samples.map((s) => s.responseTokens.length)));
       expect(r.offPolicyMeanWeight).toBe(0);
@@ -226,16 +226,16 @@ describe('off-policy correction (rl.async)', () => {
     }
     // Without the correction the same samples move the policy (one epoch, one mini-batch: the ratio is
     // taken against the current policy, verl's on-policy case).
-    const plain = await runGrpoUpdate(ckpt, stale(), options({ async: { maxStaleness: 1, correction: 'none' } }, { policyVersion: 1 }));
+    const plain = await updatePolicy(ckpt, stale(), options({ async: { maxStaleness: 1, correction: 'none' } }, { policyVersion: 1 }));
     expect(moved(plain.checkpoint, ckpt)).toBe(true);
   });
 
   test('tis: the same tokens are kept at weight cap, and the update equals the plain on-policy one scaled by it', async () => {
-    const r = await runGrpoUpdate(ckpt, stale(), options({ async: { maxStaleness: 1, correction: 'tis', isCap: 2 } }, { policyVersion: 1 }));
+    const r = await updatePolicy(ckpt, stale(), options({ async: { maxStaleness: 1, correction: 'tis', isCap: 2 } }, { policyVersion: 1 }));
     expect(r.offPolicyMeanWeight).toBeCloseTo(2, 6);
     expect(moved(r.checkpoint, ckpt)).toBe(true);
     // On-policy ratio 1 and every weight 2: the policy-gradient loss is twice the plain one.
-    const plain = await runGrpoUpdate(ckpt, samples, options({}));
+    const plain = await updatePolicy(ckpt, samples, options({}));
     expect(r.pgLoss).toBeCloseTo(2 * plain.pgLoss, 5);
   });
 });
