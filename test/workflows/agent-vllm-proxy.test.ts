@@ -34,7 +34,7 @@ import type { Sample } from '../../src/domain/types';
 import { readEpisodeTimelines } from '../../src/gateway/recorder';
 import { CALC_TOOLS } from '../../src/gateway/arith-agent';
 import { calc } from '../../src/tasks/arith/calc';
-import { TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
