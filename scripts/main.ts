@@ -22,6 +22,7 @@ import { progressQuery } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer } from './lib/local-server';
+import { checkTracker, type TrackerCheck } from './lib/tracker-check';
 import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
@@ -87,6 +88,18 @@ async function main(): Promise<number> {
       return 2;
     }
     throw err;
+  }
+
+  // tracking.mlflow: the tracker checked (and the local default's server started) before anything starts.
+  let tracker: TrackerCheck | undefined;
+  if (config.tracking) {
+    const checked = await checkTracker(config, opts.resume ? 'resume' : 'start');
+    if ('error' in checked) {
+      console.error(`invalid config ${opts.resume ? `of run ${opts.resume}` : opts.config}:\n  - ${checked.error.path}: ${checked.error.message}`);
+      return 2;
+    }
+    tracker = checked;
+    console.log(`MLflow:      ${tracker.uri}${tracker.startedHere ? ` (started mlflow server, SQLite .data/mlflow, pid ${tracker.pid})` : ''}, experiment '${config.tracking.mlflow.experiment}'`);
   }
 
   // Worker and workflow logs (per-chunk losses, evaluations) go to a file; the terminal shows progress.
@@ -168,6 +181,7 @@ async function main(): Promise<number> {
     namespace,
     queues: trainer ? ['orchestration', 'inference', 'tools'] : ['orchestration', 'inference', 'training', 'tools'],
     store: defaultStore(),
+    ...(server.uiUrl ? { temporalUiUrl: server.uiUrl } : {}),
   });
   const running = workers.map((w) => w.run());
   // Drained: shutdown lets the activities in flight end (cancelled, retried by the workers of a resumed job).
@@ -207,8 +221,11 @@ async function main(): Promise<number> {
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
   console.log(`worker log:  ${path.relative(REPO_ROOT, logFile)}`);
+  // The run opens its MLflow run as it starts: its link once it has.
+  const mlflowLink = tracker ? tracker.runUrl(workflowId) : Promise.resolve(undefined);
 
   const display = progressDisplay();
+  if (tracker) void mlflowLink.then((url) => display.log(`MLflow run:  ${url ?? `not opened yet; the experiment: ${tracker.experimentUrl}`}`));
   // Bounded: a query sent as the server went away may never be answered, and would hold the next ones back.
   const stopProgress = followProgress(() => connection.withDeadline(Date.now() + 10_000, () => handle.query(progressQuery)), display);
   // The job stops here, the run kept on the server, on a signal or (asynchronous RL) when its
@@ -242,6 +259,8 @@ async function main(): Promise<number> {
       break;
   }
   console.log(`workflow id: ${workflowId}`);
+  const mlflowUrl = await mlflowLink;
+  if (mlflowUrl) console.log(`MLflow run:  ${mlflowUrl}`);
   if (server.uiUrl) {
     console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
     console.log(server.startedHere

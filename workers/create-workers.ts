@@ -16,6 +16,7 @@ import { createRunRecordActivities } from '../activities/run-records';
 import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
+import { createTrackingActivities } from '../activities/tracking';
 import { initTfBackend } from '../src/model/backend';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
@@ -44,6 +45,8 @@ export interface WorkerSetup {
   activityInterceptors?: ActivityInterceptorsFactory[];
   /** Where runs' metrics files and curves go (default .data/runs, or DURABLE_RL_RUNS). */
   runsDir?: string;
+  /** The Temporal Web UI that a run's MLflow tag links to (tracking.mlflow); absent: no link. */
+  temporalUiUrl?: string;
 }
 
 export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bundle.js');
@@ -69,6 +72,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createSampleActivities({ store }),
               ...createHorizonSampleActivities({ store }),
               ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),
+              // tracking.mlflow: the run's points and status in MLflow.
+              ...createTrackingActivities(setup.temporalUiUrl ? { temporalUiUrl: setup.temporalUiUrl } : {}),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },

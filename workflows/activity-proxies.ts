@@ -18,6 +18,7 @@ import type { InferenceActivities } from '../activities/inference';
 import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
+import type { TrackingActivities } from '../activities/tracking';
 import type { RunConfig } from '../src/config/schema';
 import { TASK_QUEUES, TRAINER_QUEUES } from './task-queues';
 
@@ -106,6 +107,28 @@ function trainingProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer'
     checkpointFromRun: (input: Input<'checkpointFromRun'>) => startOptions().checkpointFromRun(withTrainer(input)),
     checkpointFromHf: (input: Input<'checkpointFromHf'>) => startOptions().checkpointFromHf(withTrainer(input)),
   } satisfies { [K in keyof TrainingActivities]: unknown };
+}
+
+/**
+ * MLflow logging (tracking.mlflow; workflows/training-run/tracker.ts). Opening the run at the start
+ * is waited on: a tracker refused then refuses the run (ConfigError). Logging and status are not
+ * waited on by training: retried without limit, with backoff up to a minute, while the tracker is
+ * down, until it refuses a request no retry changes (TrackerRefused); the workflow waits for them,
+ * bounded, only at its end. A killed worker's write is noticed by its heartbeat after 20 s.
+ */
+export function trackingProxies() {
+  const nonRetryableErrorTypes = [...NON_RETRYABLE_ERRORS, 'TrackerRefused'];
+  const background = proxyActivities<TrackingActivities>({
+    taskQueue: TASK_QUEUES.orchestration,
+    startToCloseTimeout: '1m',
+    heartbeatTimeout: '20s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', nonRetryableErrorTypes },
+  });
+  return {
+    open: proxyActivities<TrackingActivities>({ taskQueue: TASK_QUEUES.orchestration, startToCloseTimeout: '1m', retry: { ...retry(5), nonRetryableErrorTypes } }).openTrackingRun,
+    logTracking: background.logTracking,
+    setTrackingStatus: background.setTrackingStatus,
+  };
 }
 
 /** The Plan/Act workflows' retries also stop at a session's refusal (a rollout it cannot join). */

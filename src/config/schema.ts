@@ -551,6 +551,29 @@ export const TimeoutsSchema = z
   })
   .strict();
 
+/**
+ * Experiment trackers a run logs to (docs/tracking.md): the resolved config as parameters, every
+ * SFT and RL step, evaluation and the final comparison as metrics, the run's status. Logging never
+ * blocks or fails training; the tracker is checked when the run starts (an unreachable URI, a token
+ * it refuses, an experiment name it refuses are refused then, naming the key).
+ */
+export const TrackingSchema = z
+  .object({
+    mlflow: z
+      .object({
+        /**
+         * The MLflow tracking server (REST API), e.g. http://127.0.0.1:5000, the local default that
+         * the main job starts (`mlflow server`, SQLite under .data/mlflow) when nothing answers there.
+         * Its token, if it needs one, from MLFLOW_TRACKING_TOKEN in the environment of the main job and workers.
+         */
+        uri: z.url({ protocol: /^https?$/ }),
+        /** The MLflow experiment the run goes into (made if missing); one run per workflow id. */
+        experiment: z.string().min(1).max(500),
+      })
+      .strict(),
+  })
+  .strict();
+
 export const RunConfigSchema = z
   .object({
     experiment: z
@@ -575,6 +598,8 @@ export const RunConfigSchema = z
     inference: InferenceSchema.prefault({}),
     timeouts: TimeoutsSchema.prefault({}),
     workflow: WorkflowSchema.prefault({}),
+    /** Absent: no tracker (every config before the key). */
+    tracking: TrackingSchema.optional(),
   })
   .strict();
 

@@ -34,6 +34,7 @@ export function keysPlanActJobIgnores(cfg: RunConfig, role: 'planner' | 'actor' 
   refuseSet(['task.trainProblems'], 'SFT demonstrations: trainingRun only');
   refuseSet(['task.rl.evalProblems', 'task.rl.testProblems'], "trainingRun's RL evaluations and test split; a job's own evaluations play task.evalProblems every eval.rlEverySteps rollouts");
   refuseSet(['eval.everySteps', 'eval.sampled', 'eval.passAtK'], "trainingRun's SFT, sampled and test evaluations; a job's own evaluations play task.evalProblems every eval.rlEverySteps rollouts");
+  if (cfg.tracking) refuse('tracking', 'a job logs to no experiment tracker yet (trainingRun only, docs/tracking.md)');
   if (role === 'shared') refuseSet(['rollout.barrierTimeoutSec'], 'a shared job plays both roles itself: there is no partner to wait for (dual mode only)');
   return problems;
 }

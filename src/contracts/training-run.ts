@@ -5,6 +5,7 @@ import type { CheckpointInfo, LossPoint, PolicyRef, WeightsInfo } from './weight
 import type { RolloutSummary } from './plan-act';
 import type { TreeRolloutCounts } from './tree';
 import type { BlobRef } from '../domain/types';
+import type { RunTrackingState } from './tracking';
 import type { EvalReport } from '../eval/report';
 import type { Accuracy, ToolUse } from '../eval/accuracy';
 
@@ -219,6 +220,8 @@ export interface RunState {
   test?: Partial<Record<ComparedPolicy, TestEvaluation>>;
   /** Asynchronous RL: rollouts of later steps finished before a continue-as-new, trained after it. */
   pendingRollouts?: PendingRollout[];
+  /** tracking.mlflow: the run's MLflow run (workflows/training-run/tracker.ts). */
+  tracking?: RunTrackingState;
 }
 
 /** One RL step's rollout: its batches and, with dynamic sampling, the groups kept. */

@@ -12,6 +12,7 @@ import type { RlEvalPoint, RlPoint, RunProgress, RunState, TrainingRunResult, Tr
 import { activityProxies } from '../activity-proxies';
 import { EXPERIMENT, STEP } from '../search-attributes';
 import { progressQuery } from '../messages';
+import type { RunTracker } from './tracker';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
 const KEEP_POINTS = 50;
@@ -34,6 +35,8 @@ export class Run {
   readonly rlPoints: RlPoint[];
   readonly rlEvals: RlEvalPoint[];
   readonly progress: RunProgress;
+  /** tracking.mlflow: logs every metrics line too (set by the start phase). */
+  tracker?: RunTracker;
   /** Chunks and steps this execution ran (workflow.continueAsNewEvery counts them). */
   private unitsThisExecution = 0;
 
@@ -82,6 +85,8 @@ export class Run {
   }
 
   metrics(lines: MetricsLine[]): Promise<string> {
+    // Not waited for: the tracker retries while training goes on.
+    this.tracker?.log(lines);
     return this.records.appendMetrics({ runId: this.runId, lines });
   }
 
@@ -100,6 +105,7 @@ export class Run {
     this.unitsThisExecution++;
     if (due) {
       trimState(this.state);
+      if (this.tracker) this.state.tracking = { mlflow: this.tracker.run, unconfirmed: this.tracker.carry() };
       await continueAsNew<TrainingRunWorkflow>(this.cfg, this.state);
     }
   }

@@ -3,7 +3,7 @@
  * claimed for it, the state it resumes, then the SFT dataset and the starting checkpoint (a fresh
  * policy, an earlier run's checkpoint with init.fromRun, or a Hugging Face one with init.fromHf).
  */
-import { workflowInfo } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
 import type { RunConfig, RunConfigInput } from '../../src/config/schema';
 import { ConfigError } from '../../src/config/errors';
 import { fingerprint } from '../../src/domain/rng';
@@ -15,6 +15,7 @@ import { failAsRun } from '../failures';
 import { configFailure, resolveConfigOrFail } from '../parse-config';
 import { ROLLOUT_KINDS } from '../rollout-kinds';
 import { Run, type RemotePolicy } from './run';
+import { RunTracker } from './tracker';
 
 /** The run's config resolved and checked, its id claimed and its state loaded (a resume's) or begun. */
 export async function startRun(input: RunConfigInput, resume: TrainingRunResume | undefined): Promise<Run> {
@@ -37,8 +38,29 @@ export async function startRun(input: RunConfigInput, resume: TrainingRunResume 
   const state: RunState = resume && 'fromSavedState' in resume ? await failAsRun(records.loadRunState({ runId })) : (resume ?? { losses: [], evals: [] });
   const run = new Run(cfg, runId, state, remote);
   run.showProgress();
+  await startTracking(run, resume);
   return run;
 }
+
+/**
+ * tracking.mlflow: a new run's MLflow run opened before anything is logged (a tracker that cannot
+ * be used refuses the run, naming the key); a later execution goes on in the run its state names,
+ * writing again what the last one had not confirmed. Runs without the key schedule nothing new.
+ */
+async function startTracking(run: Run, resume: TrainingRunResume | undefined): Promise<void> {
+  const { cfg, state } = run;
+  if (!cfg.tracking || !patched('mlflow-tracking')) return;
+  if (state.tracking) {
+    run.tracker = new RunTracker(state.tracking.mlflow, state.tracking.unconfirmed);
+    delete state.tracking.unconfirmed;
+    // Resumed after it stopped: MLflow may hold it as failed or killed.
+    if (resume && 'fromSavedState' in resume) run.tracker.running();
+    return;
+  }
+  run.tracker = await failAsRun(RunTracker.open(cfg.tracking.mlflow, cfg, resume !== undefined));
+  state.tracking = { mlflow: run.tracker.run };
+}
+
 
 /**
  * The SFT dataset and the starting checkpoint, each made once (a resumed run has both). Returns

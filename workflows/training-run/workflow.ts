@@ -12,14 +12,14 @@
  * (`bash scripts/main.sh --resume <workflow id>`); long runs continue-as-new with their state.
  * The phases' commands are in the order trainingRun always had: recorded histories replay unchanged.
  */
-import { patched } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, isCancellation, patched } from '@temporalio/workflow';
 import type { RunConfigInput } from '../../src/config/schema';
 import type { RunState, TrainingRunResult, TrainingRunResume } from '../../src/contracts/training-run';
 import { baselinesAndTest } from './baselines-and-test';
 import { evaluate, lastEvalHere } from './evaluations';
 import { runResult } from './result';
 import { rlPhase } from './rl-loop';
-import { trimState } from './run';
+import { trimState, type Run } from './run';
 import { sftPhase } from './sft';
 import { prepare, startRun } from './start';
 import { trainingRunV1 } from './v1';
@@ -28,6 +28,22 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   // Runs started before the RL phase keep the commands they were recorded with (docs/versioning.md).
   if (!patched('training-run-v2')) return trainingRunV1(input, resume as RunState | undefined);
   const run = await startRun(input, resume);
+  try {
+    const result = await phases(run);
+    await run.tracker?.finish('FINISHED');
+    return result;
+  } catch (err) {
+    // The MLflow run's status follows the workflow's (a continue-as-new goes on in the same run).
+    if (run.tracker && !(err instanceof ContinueAsNew)) {
+      const status = isCancellation(err) ? 'KILLED' : 'FAILED';
+      await CancellationScope.nonCancellable(() => run.tracker!.finish(status));
+    }
+    throw err;
+  }
+}
+
+/** The phases in order, then the result. */
+async function phases(run: Run): Promise<TrainingRunResult> {
   const { dataset, backend } = await prepare(run);
   await sftPhase(run, dataset);
   await rlPhase(run);

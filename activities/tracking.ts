@@ -1,0 +1,85 @@
+/**
+ * Orchestration-queue activities that log a training run to MLflow (tracking.mlflow): open its run
+ * (checked at the run's start: a tracker that cannot be used refuses the run, naming the key), log
+ * its metrics-file lines as points, set its status. Each is idempotent (src/tracking/mlflow-run.ts):
+ * the workflow retries them with backoff while training goes on (workflows/training-run/tracker.ts).
+ */
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { ConfigError } from '../src/config/errors';
+import type { RunConfig } from '../src/config/schema';
+import type { MetricsLine } from '../src/report/run-metrics';
+import { metricsOfLine, paramsOfConfig } from '../src/tracking/mlflow-batch';
+import { MlflowError } from '../src/tracking/mlflow-client';
+import { ensureExperiment, logBatch, openRun, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
+import { workflowUiUrl } from '../src/viewer/links';
+
+export interface OpenTrackingInput {
+  mlflow: NonNullable<RunConfig['tracking']>['mlflow'];
+  workflowId: string;
+  namespace: string;
+  /** Workflow time the run started (ms). */
+  startTime: number;
+  /** The resolved config: the run's parameters. */
+  config: RunConfig;
+  /** A later execution (continue-as-new, --resume): its tracker was accepted at the start, and a failure now is retried, not a refusal. */
+  continued: boolean;
+}
+
+export interface LogTrackingInput {
+  run: MlflowRunRef;
+  lines: MetricsLine[];
+  /** Workflow time (ms) the lines were made: every retry writes the same points. */
+  timestamp: number;
+}
+
+/** `temporalUiUrl`: the Temporal Web UI the run's tag links to (absent: no link). */
+export function createTrackingActivities({ temporalUiUrl }: { temporalUiUrl?: string } = {}) {
+  return {
+    async openTrackingRun(input: OpenTrackingInput): Promise<MlflowRunRef> {
+      const ep = { uri: input.mlflow.uri };
+      const experiment = await ensureExperiment(ep, input.mlflow.experiment);
+      if ('problem' in experiment) {
+        const { path, message } = experiment.problem;
+        if (input.continued) throw ApplicationFailure.retryable(`${path}: ${message}`, 'TrackerUnavailable');
+        const err = new ConfigError('workflow input', [experiment.problem]);
+        throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
+      }
+      return failureOf(() =>
+        openRun(ep, {
+          experimentId: experiment.experimentId,
+          workflowId: input.workflowId,
+          startTime: input.startTime,
+          params: paramsOfConfig(input.config),
+          tags: [
+            { key: 'seed', value: String(input.config.seed) },
+            { key: 'temporal.namespace', value: input.namespace },
+            ...(temporalUiUrl ? [{ key: 'temporal.webUi', value: workflowUiUrl(temporalUiUrl, input.namespace, input.workflowId) }] : []),
+            { key: 'durable-rl.experiment', value: input.config.experiment },
+          ],
+        }),
+      );
+    },
+
+    async logTracking(input: LogTrackingInput): Promise<void> {
+      const metrics = input.lines.flatMap((l) => metricsOfLine(l, input.timestamp));
+      // A heartbeat per request written (a kill test freezes after the first).
+      await failureOf(() => logBatch({ uri: input.run.uri }, input.run, { metrics }, (written) => heartbeat({ written })));
+    },
+
+    async setTrackingStatus(input: { run: MlflowRunRef; status: MlflowRunStatus; endTime?: number }): Promise<void> {
+      await failureOf(() => setStatus({ uri: input.run.uri }, input.run, input.status, input.endTime));
+    },
+  };
+}
+
+/** A refusal no retry changes (a bad request, a deleted run) stops the retries; anything else is retried. */
+async function failureOf<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof MlflowError && !err.transient && !err.unauthorized) throw ApplicationFailure.nonRetryable(err.message, 'TrackerRefused');
+    throw err;
+  }
+}
+
+export type TrackingActivities = ReturnType<typeof createTrackingActivities>;

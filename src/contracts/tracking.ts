@@ -1,0 +1,27 @@
+/**
+ * What crosses layers for experiment tracking (tracking.mlflow): the run's MLflow run, and the batches
+ * of points a continue-as-new carries because MLflow had not confirmed them yet.
+ */
+
+/** One MLflow run: the server, its experiment and the run's id. */
+export interface MlflowRunRef {
+  uri: string;
+  experimentId: string;
+  runId: string;
+}
+
+/**
+ * Metrics-file lines (src/report/run-metrics.ts MetricsLine; typed loosely here, which the report
+ * module's own imports of contracts require) and the workflow time they were made.
+ */
+export interface TrackingBatch {
+  lines: object[];
+  timestamp: number;
+}
+
+/** The tracker's part of the run state. */
+export interface RunTrackingState {
+  mlflow: MlflowRunRef;
+  /** Sent and not confirmed when the execution continued as new: written again by the next. */
+  unconfirmed?: TrackingBatch[];
+}

@@ -1,0 +1,72 @@
+/**
+ * A small client of MLflow's tracking REST API (https://mlflow.org/docs/latest/rest-api.html), the
+ * calls a run needs: experiments, runs found by a tag, log-batch, status. MLflow ships no client for
+ * Node; the API is plain JSON over HTTP. The token, if the server needs one, comes from
+ * MLFLOW_TRACKING_TOKEN, as MLflow's own clients read it.
+ */
+
+/** A refusal or failure of the tracking server: HTTP status and MLflow's error code when it answered, none when unreachable. */
+export class MlflowError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly errorCode?: string,
+  ) {
+    super(message);
+    this.name = 'MlflowError';
+  }
+
+  /** Nothing answered (refused, reset, DNS, timeout). */
+  get unreachable(): boolean {
+    return this.status === undefined;
+  }
+
+  /** The server refused the token (or asked for one). */
+  get unauthorized(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
+
+  /** A retry may succeed: unreachable, rate-limited, or a server-side failure. */
+  get transient(): boolean {
+    return this.status === undefined || this.status === 429 || this.status >= 500;
+  }
+}
+
+export interface MlflowEndpoint {
+  uri: string;
+  /** Default: MLFLOW_TRACKING_TOKEN from the environment. */
+  token?: string;
+  timeoutMs?: number;
+}
+
+export async function mlflowCall<T>(ep: MlflowEndpoint, method: 'GET' | 'POST', api: string, body?: Record<string, unknown>): Promise<T> {
+  const token = ep.token ?? process.env.MLFLOW_TRACKING_TOKEN;
+  let url = `${ep.uri.replace(/\/+$/, '')}/api/2.0/mlflow/${api}`;
+  if (method === 'GET' && body) url += `?${new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+      signal: AbortSignal.timeout(ep.timeoutMs ?? 30_000),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new MlflowError(`no MLflow server answered at ${ep.uri} (${cause?.code ?? cause?.message ?? (err as Error).message})`);
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    let code: string | undefined;
+    let message = text.slice(0, 500);
+    try {
+      const j = JSON.parse(text) as { error_code?: string; message?: string };
+      code = j.error_code;
+      message = j.message ?? message;
+    } catch {
+      // Not JSON (a proxy's page): the text as it came.
+    }
+    throw new MlflowError(`MLflow at ${ep.uri} answered ${res.status}${code ? ` ${code}` : ''} to ${api}: ${message}`, res.status, code);
+  }
+  return (text ? JSON.parse(text) : {}) as T;
+}

@@ -1,0 +1,124 @@
+/**
+ * One training run as one MLflow run: the experiment checked (made if missing), the run found by its
+ * workflow id's tag or made, its points logged and its status set. Every call is idempotent, so a
+ * retried activity leaves what one call leaves: a retried `open` finds the run the first made, a
+ * retried log-batch writes points MLflow already holds (same key, step, timestamp and value).
+ */
+import type { KeyProblem } from '../config/workflow-keys';
+import type { MlflowRunRef } from '../contracts/tracking';
+
+export type { MlflowRunRef };
+import { mlflowCall, MlflowError, type MlflowEndpoint } from './mlflow-client';
+import { splitBatch, tagValue, type MlflowBatch, type MlflowKeyValue } from './mlflow-batch';
+
+/** The tag that names a run's workflow id: the key a retried or resumed run finds its MLflow run by. */
+export const WORKFLOW_ID_TAG = 'temporal.workflowId';
+
+export type MlflowRunStatus = 'RUNNING' | 'FINISHED' | 'FAILED' | 'KILLED';
+
+
+interface Experiment {
+  experiment_id: string;
+  lifecycle_stage?: string;
+}
+
+/**
+ * The experiment's id, made if it does not exist; a refusal becomes a problem naming the key it is
+ * about: the URI (nothing answered, the token refused) or the experiment name.
+ */
+export async function ensureExperiment(ep: MlflowEndpoint, name: string): Promise<{ experimentId: string } | { problem: KeyProblem }> {
+  const uriProblem = (err: MlflowError): { problem: KeyProblem } => ({
+    problem: {
+      path: 'tracking.mlflow.uri',
+      message: err.unauthorized ? `${err.message}: set MLFLOW_TRACKING_TOKEN to a token this server accepts` : err.message,
+    },
+  });
+  let found: Experiment | undefined;
+  try {
+    found = (await mlflowCall<{ experiment: Experiment }>(ep, 'GET', 'experiments/get-by-name', { experiment_name: name })).experiment;
+  } catch (err) {
+    if (!(err instanceof MlflowError)) throw err;
+    if (err.errorCode !== 'RESOURCE_DOES_NOT_EXIST') {
+      return err.unreachable || err.unauthorized || err.status === undefined || err.status >= 500 || err.status === 404 ? uriProblem(err) : { problem: { path: 'tracking.mlflow.experiment', message: err.message } };
+    }
+  }
+  if (found) {
+    if (found.lifecycle_stage === 'deleted') {
+      return { problem: { path: 'tracking.mlflow.experiment', message: `MLflow experiment '${name}' at ${ep.uri} is deleted: restore it, or name another` } };
+    }
+    return { experimentId: found.experiment_id };
+  }
+  try {
+    return { experimentId: (await mlflowCall<{ experiment_id: string }>(ep, 'POST', 'experiments/create', { name })).experiment_id };
+  } catch (err) {
+    if (!(err instanceof MlflowError)) throw err;
+    if (err.unreachable || err.unauthorized) return uriProblem(err);
+    // Made meanwhile by another run's start: look again.
+    if (err.errorCode === 'RESOURCE_ALREADY_EXISTS') {
+      const again = await mlflowCall<{ experiment: Experiment }>(ep, 'GET', 'experiments/get-by-name', { experiment_name: name }).catch(() => undefined);
+      if (again && again.experiment.lifecycle_stage !== 'deleted') return { experimentId: again.experiment.experiment_id };
+    }
+    return { problem: { path: 'tracking.mlflow.experiment', message: `MLflow refused experiment name '${name}': ${err.message}` } };
+  }
+}
+
+/** The MLflow run of `workflowId` in the experiment, if one was made (a retried or resumed start). */
+export async function findRun(ep: MlflowEndpoint, experimentId: string, workflowId: string): Promise<string | undefined> {
+  const filter = `tags.\`${WORKFLOW_ID_TAG}\` = '${workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const res = await mlflowCall<{ runs?: Array<{ info: { run_id: string; start_time?: number } }> }>(ep, 'POST', 'runs/search', {
+    experiment_ids: [experimentId],
+    filter,
+    run_view_type: 'ALL',
+    max_results: 10,
+    order_by: ['attributes.start_time ASC'],
+  });
+  // Two would be made only by two starts at once of one workflow id, which Temporal does not run: the first is the run.
+  return res.runs?.[0]?.info.run_id;
+}
+
+export interface OpenRunInput {
+  experimentId: string;
+  workflowId: string;
+  /** Workflow time the run started (ms). */
+  startTime: number;
+  params: MlflowKeyValue[];
+  tags: MlflowKeyValue[];
+}
+
+/** The run of `workflowId` (found, or made with its name, tags and start time), with its parameters and tags logged, marked RUNNING. */
+export async function openRun(ep: MlflowEndpoint, input: OpenRunInput): Promise<MlflowRunRef> {
+  const tags = [{ key: WORKFLOW_ID_TAG, value: input.workflowId }, ...input.tags].map((t) => ({ key: t.key, value: tagValue(t.value) }));
+  let runId = await findRun(ep, input.experimentId, input.workflowId);
+  if (!runId) {
+    const made = await mlflowCall<{ run: { info: { run_id: string } } }>(ep, 'POST', 'runs/create', {
+      experiment_id: input.experimentId,
+      run_name: input.workflowId,
+      start_time: input.startTime,
+      tags: tags.slice(0, 1),
+    });
+    runId = made.run.info.run_id;
+  }
+  const ref = { uri: ep.uri, experimentId: input.experimentId, runId };
+  await logBatch(ep, ref, { params: input.params, tags });
+  // A run resumed after it was marked failed or killed is running again.
+  await setStatus(ep, ref, 'RUNNING');
+  return ref;
+}
+
+/** Logs `batch` in requests within MLflow's limits; `afterEach` after each request (heartbeats). */
+export async function logBatch(ep: MlflowEndpoint, run: MlflowRunRef, batch: MlflowBatch, afterEach?: (done: number) => void): Promise<void> {
+  let done = 0;
+  for (const part of splitBatch(batch)) {
+    await mlflowCall(ep, 'POST', 'runs/log-batch', { run_id: run.runId, ...part });
+    afterEach?.(++done);
+  }
+}
+
+export async function setStatus(ep: MlflowEndpoint, run: MlflowRunRef, status: MlflowRunStatus, endTime?: number): Promise<void> {
+  await mlflowCall(ep, 'POST', 'runs/update', { run_id: run.runId, status, ...(endTime !== undefined ? { end_time: endTime } : {}) });
+}
+
+/** The run's page in the MLflow UI (served by `mlflow server` at the tracking URI). */
+export function mlflowRunUrl(run: MlflowRunRef): string {
+  return `${run.uri.replace(/\/+$/, '')}/#/experiments/${run.experimentId}/runs/${run.runId}`;
+}
