@@ -15,15 +15,15 @@ import { readEpisodeTimelines } from '../src/gateway/recorder';
 import type { BlobStore } from '../src/store/blob-store';
 import { addCounts, emptyCounts } from '../src/timeline/counts';
 import type { SnapReport } from '../src/timeline/types';
-import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { SampleSetRef } from '../src/contracts/sample-set';
 import type { WeightsInfo } from '../src/contracts/weights';
 import { REPO_ROOT } from '../src/paths';
 import { AGENT_GATEWAY_MODEL, AgentGateways } from './agent-gateways';
 import { AgentProxies } from './agent-proxies';
 import { acceptedServedVersion } from './inference';
 import { runAgentProcess } from './agent-process';
-import { writeSet } from './samples';
-import { mergeAgentTimelines } from './timeline-merge';
+import { writeSampleSet } from '../src/contracts/sample-set';
+import { mergeAgentTimelines } from '../src/timeline/agent-merge';
 
 /** Where the tools workers find the key of the gateway an agentRollout input names. */
 export const GATEWAY_API_KEY_ENV = 'DURABLE_RL_GATEWAY_API_KEY';
@@ -159,7 +159,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
           });
         }
       }
-      return writeSet(store, 'single', samples, { counts, snaps });
+      return writeSampleSet(store, 'single', samples, { counts, snaps });
     },
   };
 }

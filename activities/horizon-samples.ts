@@ -10,9 +10,9 @@
 import type { BlobRef, Sample } from '../src/domain/types';
 import { chunkLogprobs } from '../src/horizon/plan';
 import { getJson, type BlobStore } from '../src/store/blob-store';
-import type { SampleSetRef } from '../src/contracts/plan-act';
-import { writeSet } from './samples';
-import type { CompletionTokens } from '../src/contracts/samples';
+import type { SampleSetRef } from '../src/contracts/sample-set';
+import { writeSampleSet } from '../src/contracts/sample-set';
+import type { CompletionTokens } from '../src/contracts/generation';
 
 export interface HorizonPlanSamples {
   planIndex: number;
@@ -81,7 +81,7 @@ export function createHorizonSampleActivities({ store }: { store: BlobStore }) {
         for (const plan of episode.plans) tokens.set(plan.tokens.sha256, await getJson<CompletionTokens>(store, plan.tokens));
         samples.push(...horizonSamples(episode, (plan) => tokens.get(plan.tokens.sha256)!));
       }
-      return writeSet(store, 'single', samples);
+      return writeSampleSet(store, 'single', samples);
     },
   };
 }

@@ -23,7 +23,7 @@ import { splitPrompt } from '../src/timeline/capture';
 import { EngineCache } from './engine-cache';
 import { settleBatch } from './batch';
 import type { BatchOutcome } from '../src/contracts/batch';
-import type { CompletionTokens } from '../src/contracts/samples';
+import type { CompletionTokens } from '../src/contracts/generation';
 import type { EvalReport } from '../src/eval/report';
 
 export interface GenerateInput {
@@ -236,7 +236,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
   /** One completion, its token ids, logprobs and entropy written to the blob store. */
   const generateOne = async (input: GenerateInput): Promise<GenerateResult> => {
     const { completion: c, weightVersion } = await complete(input);
-    // The request as timeline capture needs it (activities/samples.ts): the prompt's messages with
+    // The request as timeline capture needs it (src/timeline/episode-merge.ts): the prompt's messages with
     // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
     // with the EOS text, whose id is the last of tokenIds).
     const messages = splitPrompt(input.prompt, input.messageStarts ?? [0], c.promptTokenIds, (t) => tokenizer().encode(t));

@@ -18,7 +18,7 @@ import { putJson, type BlobStore } from '../src/store/blob-store';
 import type { GenerateBatchInput, GenerateInput, GenerateResult } from './inference';
 import type { BatchOutcome } from '../src/contracts/batch';
 import { settleBatch } from './batch';
-import type { CompletionTokens } from '../src/contracts/samples';
+import type { CompletionTokens } from '../src/contracts/generation';
 
 /** Task queue the recorder and benchmarks serve the oracle on; tests use queues of their own. */
 export const ORACLE_TASK_QUEUE = 'durable-rl-oracle';

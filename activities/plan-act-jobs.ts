@@ -17,7 +17,7 @@ import type { RunConfig } from '../src/config/schema';
 import { readOnnxMetadata } from '../src/model/onnx-export';
 import { REPO_ROOT } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
-import type { Arrival, ArrivalAck, RolloutSessionInput } from '../src/contracts/plan-act';
+import type { Arrival, ArrivalAck, RolloutSessionInput } from '../src/contracts/rollout-session';
 import { EXPERIMENT, ROLLOUT_ID } from '../workflows/search-attributes';
 import { arriveUpdate } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';

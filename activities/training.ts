@@ -27,10 +27,10 @@ import { updatePolicy, type PolicyUpdateResult } from '../src/rl/policy-update';
 import { runSftChunk, type SftExample } from '../src/sft/sft';
 import type { RunConfig } from '../src/config/schema';
 import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
-import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { SampleSetRef } from '../src/contracts/sample-set';
 import { checkpointSteps, names } from '../src/store/run-names';
 import { refuseOtherInputs } from './named-results';
-import { readSamples } from './samples';
+import { readSamples } from '../src/contracts/sample-set';
 import { RECORDED_MICRO_BATCH } from '../src/config/recorded';
 
 export interface InitPolicyInput {

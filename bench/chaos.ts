@@ -27,7 +27,7 @@ import { Client, Connection, ServiceError } from '@temporalio/client';
 import { freePort, startDevServer, type RunningServer } from '../scripts/lib/dev-server';
 import { loadRunConfig } from '../src/config/load';
 import type { RunConfigInput } from '../src/config/schema';
-import type { RolloutSummary } from '../src/contracts/plan-act';
+import type { RolloutSummary } from '../src/contracts/rollout-summary';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { names } from '../src/store/run-names';
 import type { RlStepMetrics } from '../src/report/run-metrics';

@@ -19,7 +19,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
 import type { RunConfigInput } from '../src/config/schema';
 import { startLocalStack } from '../scripts/lib/local-stack';
-import type { RolloutSummary } from '../src/contracts/plan-act';
+import type { RolloutSummary } from '../src/contracts/rollout-summary';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import type { TreeRolloutInput } from '../src/contracts/tree';

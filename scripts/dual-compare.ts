@@ -19,7 +19,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { parseRunConfig } from '../src/config/parse';
-import type { PlanActJobInput } from '../src/contracts/plan-act';
+import type { PlanActJobInput } from '../src/contracts/plan-act-job';
 import type { RunState, TrainingRunResult } from '../src/contracts/training-run';
 import { getJson } from '../src/store/blob-store';
 import type { WeightsInfo } from '../src/contracts/weights';

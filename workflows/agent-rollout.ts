@@ -16,7 +16,8 @@ import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithReward } from '../src/tasks/arith/reward';
 import { rolloutProblems } from './rollout-episodes';
 import { workflowNow } from './clock';
-import type { AgentRolloutInput, EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
+import type { AgentRolloutInput } from '../src/contracts/rollout-inputs';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/rollout-summary';
 
 export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSummary> {
   const cfg = input.config;

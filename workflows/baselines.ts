@@ -11,7 +11,7 @@ import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { BlobRef } from '../src/domain/types';
 import type { SftBaseline, RftBaseline, RftProgress, RlEvalPoint } from '../src/contracts/training-run';
-import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { SampleSetRef } from '../src/contracts/sample-set';
 import type { RftStepMetrics } from '../src/report/run-metrics';
 import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';

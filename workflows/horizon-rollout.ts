@@ -18,7 +18,7 @@ import { withRecordedDefaults } from '../src/config/recorded';
 import { horizonEpisode } from './horizon-episode';
 import type { HorizonEpisodeDigest, HorizonEpisodeInput, HorizonRolloutInput } from './horizon-types';
 import { workflowNow } from './clock';
-import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/rollout-summary';
 
 export async function horizonRollout(input: HorizonRolloutInput): Promise<RolloutSummary> {
   const cfg = withRecordedDefaults(input.config);

@@ -6,7 +6,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunProgress } from '../src/contracts/training-run';
 import type { TreeRolloutState } from '../src/contracts/tree';
-import type { Arrival, ArrivalAck, PlanActJobState, RolloutSessionState, SessionDelivery, SessionPhase } from '../src/contracts/plan-act';
+import type { Arrival, ArrivalAck, RolloutSessionState, SessionDelivery, SessionPhase } from '../src/contracts/rollout-session';
+import type { PlanActJobState } from '../src/contracts/plan-act-job';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 

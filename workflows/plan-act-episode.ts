@@ -24,7 +24,8 @@ import { preview } from './web-ui-format';
 import { workflowNow } from './clock';
 import { CALC_MAX_ATTEMPTS, planActProxies } from './activity-proxies';
 import { episodeCalls, type CalcAnswer, type EpisodeCalls } from './episode-calls';
-import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, ToolMetrics } from '../src/contracts/plan-act';
+import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult } from '../src/contracts/plan-act-episode';
+import type { ToolMetrics } from '../src/contracts/rollout-summary';
 
 export async function planActEpisode(input: PlanActEpisodeInput): Promise<PlanActEpisodeResult> {
   const { episode, samplesInput } = await playEpisode(input, episodeCalls(input.timeouts, input.batchRequests ?? true));

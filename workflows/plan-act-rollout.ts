@@ -17,7 +17,10 @@ import { workflowNow } from './clock';
 import { planActEpisode, planActEpisodes } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';
-import type { EpisodeRow, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActGroupResult, PlanActRolloutInput, RolloutSummary, SampleSetRef, SampleSets } from '../src/contracts/plan-act';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/rollout-summary';
+import type { PlanActEpisodeDigest, PlanActEpisodeInput, PlanActGroupResult } from '../src/contracts/plan-act-episode';
+import type { PlanActRolloutInput } from '../src/contracts/rollout-inputs';
+import type { SampleSetRef, SampleSets } from '../src/contracts/sample-set';
 
 export async function planActRollout(input: PlanActRolloutInput): Promise<RolloutSummary> {
   return runPlanActRollout(input);

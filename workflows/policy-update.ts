@@ -8,7 +8,7 @@
  */
 import type { TrainGrpoOutput } from '../activities/training';
 import type { RunConfig } from '../src/config/schema';
-import type { SampleSetRef } from '../src/contracts/plan-act';
+import type { SampleSetRef } from '../src/contracts/sample-set';
 import type { CheckpointInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';
 

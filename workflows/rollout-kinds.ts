@@ -6,7 +6,7 @@
  */
 import { executeChild, patched } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
-import type { RolloutSummary } from '../src/contracts/plan-act';
+import type { RolloutSummary } from '../src/contracts/rollout-summary';
 import type { PolicyRef } from '../src/contracts/weights';
 import type { RlEvalPoint, RlPoint } from '../src/contracts/training-run';
 import type { WeightsInfo } from '../src/contracts/weights';

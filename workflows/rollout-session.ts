@@ -33,18 +33,9 @@ import type { RunConfig } from '../src/config/schema';
 import { errorMessage } from '../src/planact/error-message';
 import { withDeadline, workflowNow } from './clock';
 import { runPlanActRollout } from './plan-act-rollout';
-import type {
-  Arrival,
-  PlanActRoleName,
-  RolloutSessionInput,
-  RolloutSessionResult,
-  RolloutSessionState,
-  RolloutSummary,
-  RolloutTerms,
-  SessionDelivery,
-  SessionOutcome,
-  SessionPhase,
-} from '../src/contracts/plan-act';
+import type { Arrival, RolloutSessionInput, RolloutSessionResult, RolloutSessionState, RolloutTerms, SessionDelivery, SessionOutcome, SessionPhase } from '../src/contracts/rollout-session';
+import type { PlanActRoleName } from '../src/contracts/plan-act-episode';
+import type { RolloutSummary } from '../src/contracts/rollout-summary';
 import { EXPERIMENT, ROLLOUT_ID } from './search-attributes';
 import { arriveUpdate, sessionDeliverySignal, sessionPhaseSignal, sessionStateQuery } from './messages';
 

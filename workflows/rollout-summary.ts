@@ -3,7 +3,8 @@
  * sample sets, and whichever metrics the kind has (the rest are 0). Episodes and mean reward are the
  * rows' own, so every kind counts them alike.
  */
-import type { EpisodeRow, RolloutMode, RolloutSummary, SampleSets } from '../src/contracts/plan-act';
+import type { EpisodeRow, RolloutMode, RolloutSummary } from '../src/contracts/rollout-summary';
+import type { SampleSets } from '../src/contracts/sample-set';
 import { emptyToolMetrics } from './tool-metrics';
 import { mean } from './web-ui-format';
 

@@ -21,7 +21,8 @@ import { workflowNow } from './clock';
 import { meteredCalc } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
 import { episodeCalls } from './episode-calls';
-import type { EpisodeRow, RolloutSummary, SingleAgentRolloutInput } from '../src/contracts/plan-act';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/rollout-summary';
+import type { SingleAgentRolloutInput } from '../src/contracts/rollout-inputs';
 import { rolloutSummary } from './rollout-summary';
 
 const ANSWER_LINE = /(?:^|\n)\s*ANSWER:\s*(-?\d{1,15})\s*$/;

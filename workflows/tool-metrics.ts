@@ -1,5 +1,5 @@
 /** Tool-call metrics of episodes, summed up a rollout. */
-import type { ToolMetrics } from '../src/contracts/plan-act';
+import type { ToolMetrics } from '../src/contracts/rollout-summary';
 
 export function emptyToolMetrics(): ToolMetrics {
   return { calls: 0, failures: 0, retries: 0, ms: 0 };

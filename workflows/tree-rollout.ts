@@ -17,7 +17,7 @@
  */
 import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { GenerateResult } from '../activities/inference';
-import type { GenerationRef } from '../src/contracts/samples';
+import type { GenerationRef } from '../src/contracts/generation';
 import { withRecordedDefaults } from '../src/config/recorded';
 import { ActorAnswerError, parseActorAnswer } from '../src/planact/actor-parser';
 import { errorMessage } from '../src/planact/error-message';
@@ -53,7 +53,7 @@ import { workflowNow } from './clock';
 import { meteredCalc } from './plan-act-episode';
 import { planActProxies } from './activity-proxies';
 import { episodeCalls } from './episode-calls';
-import type { EpisodeRow, RolloutSummary } from '../src/contracts/plan-act';
+import type { EpisodeRow, RolloutSummary } from '../src/contracts/rollout-summary';
 import { treeStateQuery } from './messages';
 import { rolloutSummary } from './rollout-summary';
 import type { TreePhase, TreeRolloutInput, TreeRolloutState } from '../src/contracts/tree';

@@ -5,7 +5,7 @@
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { keysPlanActJobIgnores } from '../../src/config/workflow-keys';
-import type { PlanActJobInput } from '../../src/contracts/plan-act';
+import type { PlanActJobInput } from '../../src/contracts/plan-act-job';
 
 /** The main job's config as the joint evaluation takes it: its task (test split included), model, rl and eval, Plan/Act rollouts in `mode`. */
 export function evaluationConfig(base: Record<string, unknown>, experiment: string, mode: 'shared' | 'dual', credit: boolean): RunConfigInput {

@@ -4,7 +4,8 @@
  * history: the samples stay behind their references, and the per-sample credit is a few numbers
  * per sample. Written once per step (content-addressed, named if absent), never read by a run.
  */
-import type { PlanActRoleName, SampleSetRef, SampleSets } from './plan-act';
+import type { PlanActRoleName } from './plan-act-episode';
+import type { SampleSetRef, SampleSets } from './sample-set';
 
 /** What the update made of one sample: the advantage it got and whether it became a training row. */
 export interface SampleCredit {

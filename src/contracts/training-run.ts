@@ -2,7 +2,7 @@
 import type { HorizonSuccess } from '../horizon/metrics';
 import type { TimelineCounts } from '../timeline/counts';
 import type { CheckpointInfo, LossPoint, PolicyRef, WeightsInfo } from './weights';
-import type { RolloutSummary } from './plan-act';
+import type { RolloutSummary } from './rollout-summary';
 import type { TreeRolloutCounts } from './tree';
 import type { BlobRef } from '../domain/types';
 import type { RunTrackingState } from './tracking';

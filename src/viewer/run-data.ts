@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { RolloutRecord, SessionRecord } from '../contracts/rollout-record';
 import type { RunState } from '../contracts/training-run';
+import { readSamples } from '../contracts/sample-set';
 import type { BlobRef, Sample } from '../domain/types';
 import { getJson, type BlobStore } from '../store/blob-store';
 import { names, runKey, stepOfName } from '../store/run-names';
@@ -244,8 +245,7 @@ export class RunData {
     if (cached) return cached.samples;
     let samples: Sample[];
     try {
-      samples = (await getJson<{ samples: Sample[] }>(this.store, ref)).samples;
-      if (!Array.isArray(samples)) throw new SyntaxError('no samples array');
+      samples = await readSamples(this.store, ref);
     } catch (err) {
       throw asViewerError(err, what);
     }

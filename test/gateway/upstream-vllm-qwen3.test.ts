@@ -26,7 +26,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { mergeAgentTimelines } from '../../activities/timeline-merge';
+import { mergeAgentTimelines } from '../../src/timeline/agent-merge';
 import { freePort } from '../../scripts/lib/dev-server';
 import { QWEN3_TOKENIZER_DIR, writeNewModel } from '../../scripts/lib/new-model';
 import { pythonBin } from '../../scripts/lib/python-env';

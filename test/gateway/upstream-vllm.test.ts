@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { mergeAgentTimelines } from '../../activities/timeline-merge';
+import { mergeAgentTimelines } from '../../src/timeline/agent-merge';
 import { freePort } from '../../scripts/lib/dev-server';
 import { startVllm, type RunningVllm } from '../../scripts/lib/vllm-server';
 import { TimelineSchema } from '../../src/config/schema';

@@ -1,7 +1,7 @@
 /** A run as the viewer reads it, written through the real sample-set writer: two recorded steps of a standard rollout. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeSet } from '../../activities/samples';
+import { writeSampleSet } from '../../src/contracts/sample-set';
 import { putJson, type BlobStore } from '../../src/store/blob-store';
 import { names } from '../../src/store/run-names';
 import type { RolloutRecord } from '../../src/contracts/rollout-record';
@@ -39,7 +39,7 @@ export async function writeViewerFixture(store: BlobStore, runsDir: string): Pro
     sample(2, 'r1-p1', 1, 3, 'ANSWER: 7'),
     sample(3, 'r1-p1', 1, 3, 'ANSWER: 7'),
   ];
-  const set = await writeSet(store, 'single', samples);
+  const set = await writeSampleSet(store, 'single', samples);
   await store.setName(names.runState(FIXTURE_RUN), await putJson(store, { losses: [], evals: [], rlStart: { name: 'x', ref: set.ref, step: 100 } }, 'run-state'));
   for (const step of [101, 103]) {
     const record: RolloutRecord = {

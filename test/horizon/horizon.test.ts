@@ -1,5 +1,5 @@
 import { horizonSamples, type HorizonEpisodeSamples } from '../../activities/horizon-samples';
-import type { CompletionTokens } from '../../src/contracts/samples';
+import type { CompletionTokens } from '../../src/contracts/generation';
 import type { Sample } from '../../src/domain/types';
 import {
   advance,

@@ -1,4 +1,4 @@
-import { mergeAgentTimelines } from '../../activities/timeline-merge';
+import { mergeAgentTimelines } from '../../src/timeline/agent-merge';
 import { TimelineSchema } from '../../src/config/schema';
 import { mergeTimelines, timelineToSample, type Timeline } from '../../src/timeline';
 import { splitAtOutputs } from '../../src/timeline/output-split';

@@ -5,9 +5,10 @@
  * labelled with the version the server served, never an older one than the rollout's.
  */
 import { acceptedServedVersion } from '../../activities/inference';
-import { createSampleActivities, readSamples } from '../../activities/samples';
+import { createSampleActivities } from '../../activities/samples';
+import { readSamples } from '../../src/contracts/sample-set';
 import { TimelineSchema } from '../../src/config/schema';
-import type { CompletionTokens, GenerationRef } from '../../src/contracts/samples';
+import type { CompletionTokens, GenerationRef } from '../../src/contracts/generation';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { putJson } from '../../src/store/blob-store';
 import { tempStore } from '../helpers/store';

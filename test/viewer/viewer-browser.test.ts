@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { readSamples } from '../../activities/samples';
+import { readSamples } from '../../src/contracts/sample-set';
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
 import { names } from '../../src/store/run-names';
 import { getJson } from '../../src/store/blob-store';

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { runAgentProcess } from '../../activities/agent-process';
 import { GATEWAY_API_KEY_ENV } from '../../activities/agents';
-import { readSamples } from '../../activities/samples';
+import { readSamples } from '../../src/contracts/sample-set';
 import { createTrainingActivities, type TrainGrpoOutput } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import type { Completion, SamplingParams } from '../../src/domain/types';
@@ -21,7 +21,8 @@ import { blobStoreRecorder } from '../../src/gateway/recorder';
 import { createGateway } from '../../src/gateway/server';
 import { loadTokenizer } from '../../src/model/tokenizer';
 import { REPO_ROOT } from '../../src/paths';
-import type { AgentRolloutInput, RolloutSummary } from '../../src/contracts/plan-act';
+import type { AgentRolloutInput } from '../../src/contracts/rollout-inputs';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 

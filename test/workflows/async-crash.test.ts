@@ -7,7 +7,7 @@
  * known point first (test/fixtures/freezing-worker.ts).
  */
 import { names } from '../../src/store/run-names';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { freePort, startDevServer, type RunningServer } from '../../scripts/lib/dev-server';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { createWorkers } from '../../workers/create-workers';
 import { TASK_QUEUES } from '../../workflows/task-queues';

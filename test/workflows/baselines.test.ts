@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { names } from '../../src/store/run-names';
 import { parseMetricsJsonl } from '../../src/report';
 import { parseRunConfig } from '../../src/config/parse';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { EvaluateEpisodesInput } from '../../activities/inference';
 import { testEnv, tinyRlConfig, type TestEnv } from '../helpers/temporal';

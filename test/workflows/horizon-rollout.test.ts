@@ -6,12 +6,12 @@
  * policy with the real activities.
  */
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
-import { readSamples } from '../../activities/samples';
+import { readSamples } from '../../src/contracts/sample-set';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { parseMetricsJsonl } from '../../src/report';
 import type { HorizonEpisodeDigest, HorizonRolloutInput } from '../../workflows/horizon-types';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import type { WeightsInfo } from '../../src/contracts/weights';

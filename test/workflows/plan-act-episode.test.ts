@@ -6,14 +6,16 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createOracleInferenceActivities, type OracleCall, type ScriptedCompletion } from '../../activities/oracle-inference';
 import type { GenerateBatchInput, GenerateInput } from '../../activities/inference';
-import { readSamples } from '../../activities/samples';
+import { readSamples } from '../../src/contracts/sample-set';
 import { createTrainingActivities } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import type { Sample } from '../../src/domain/types';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
 import { resolveLimits } from '../../src/planact/episode';
-import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult, PlanActJobResult, SampleSetRef } from '../../src/contracts/plan-act';
+import type { PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult } from '../../src/contracts/plan-act-episode';
+import type { PlanActJobResult } from '../../src/contracts/plan-act-job';
+import type { SampleSetRef } from '../../src/contracts/sample-set';
 import { FELL_BACK, ROLE } from '../../workflows/search-attributes';
 import { jobStateQuery } from '../../workflows/messages';
 import { TASK_QUEUES } from '../../workflows/task-queues';

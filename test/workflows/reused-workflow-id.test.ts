@@ -13,7 +13,7 @@ import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { names } from '../../src/store/run-names';
-import type { PlanActJobInput, PlanActJobResult } from '../../src/contracts/plan-act';
+import type { PlanActJobInput, PlanActJobResult } from '../../src/contracts/plan-act-job';
 import type { RunConfigInput } from '../../src/config/schema';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';

@@ -9,7 +9,7 @@ import { parseMetricsJsonl } from '../../src/report';
 import { groupsWithSpread } from '../../src/rl/dynamic-sampling';
 import { getJson } from '../../src/store/blob-store';
 import { progressQuery } from '../../workflows/messages';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { TrainingRunResult } from '../../src/contracts/training-run';
 import { testEnv, tinyRlConfig, tinyRunConfig, type TestEnv } from '../helpers/temporal';
 

@@ -6,7 +6,7 @@
 import type { TrainGrpoOutput } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfig } from '../../src/config/schema';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import { formatMetricsLine } from '../../src/report/run-metrics';
 import { parseMetricsJsonl } from '../../src/report/parse-metrics';
 import { stepCountsOf, testPartOf } from '../../workflows/rollout-kinds';

@@ -10,7 +10,7 @@ import type { GenerateBatchInput } from '../../activities/inference';
 import { createTrainingActivities } from '../../activities/training';
 import { parseRunConfig } from '../../src/config/parse';
 import type { TreeNode } from '../../src/tree';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { treeStateQuery } from '../../workflows/messages';
 import type { TreeRolloutInput } from '../../src/contracts/tree';

@@ -5,12 +5,12 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { createOracleInferenceActivities, type ScriptedCompletion } from '../../activities/oracle-inference';
-import { readSamples } from '../../activities/samples';
+import { readSamples } from '../../src/contracts/sample-set';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { formatToolCall, TOOL_RESULT_CLOSE, TOOL_RESULT_OPEN } from '../../src/planact/protocol';
 import { checkInvariants, treeAdvantages, type Forest, type TreeNode } from '../../src/tree';
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { treeStateQuery } from '../../workflows/messages';
 import type { TreeRolloutInput } from '../../src/contracts/tree';

@@ -2,7 +2,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ConfigError } from '../../src/config/errors';
 import type { RunConfig } from '../../src/config/schema';
-import type { PlanActJobInput } from '../../src/contracts/plan-act';
+import type { PlanActJobInput } from '../../src/contracts/plan-act-job';
 import { planActProxies } from '../activity-proxies';
 import { configFailure, parseConfigOrFail, resolveConfigOrFail } from '../parse-config';
 

@@ -4,7 +4,8 @@
  * (weights, checkpoint and the checkpoint it started from, which training replaces).
  */
 import type { RunConfig } from '../../src/config/schema';
-import type { JobEvalPoint, JobRolloutResult, PlanActJobInput, PlanActJobState, SessionDelivery } from '../../src/contracts/plan-act';
+import type { JobEvalPoint, JobRolloutResult, PlanActJobInput, PlanActJobState } from '../../src/contracts/plan-act-job';
+import type { SessionDelivery } from '../../src/contracts/rollout-session';
 import type { CheckpointInfo, PolicyRef, WeightsInfo } from '../../src/contracts/weights';
 import type { planActProxies } from '../activity-proxies';
 

@@ -4,7 +4,8 @@
  */
 import { log, patched } from '@temporalio/workflow';
 import { fingerprint } from '../../src/domain/rng';
-import type { JobEvalPoint, JobRolloutResult, JobTrainingStep, SampleSetRef } from '../../src/contracts/plan-act';
+import type { JobEvalPoint, JobRolloutResult, JobTrainingStep } from '../../src/contracts/plan-act-job';
+import type { SampleSetRef } from '../../src/contracts/sample-set';
 import type { CheckpointInfo, WeightsInfo } from '../../src/contracts/weights';
 import { failAsRun } from '../failures';
 import { updatePolicy } from '../policy-update';

@@ -16,7 +16,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { FallbackReason, JobRolloutResult } from '../../src/contracts/plan-act';
+import type { FallbackReason } from '../../src/contracts/rollout-session';
+import type { JobRolloutResult } from '../../src/contracts/plan-act-job';
 import { withDeadline } from '../clock';
 import { planActRollout } from '../plan-act-rollout';
 import { rolloutTerms } from '../rollout-session';

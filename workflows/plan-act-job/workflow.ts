@@ -10,7 +10,8 @@
  * This file is the job's order of commands: setup, starting policy, then each rollout in turn.
  */
 import { continueAsNew, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { PlanActJobInput, PlanActJobResult, PlanActJobState, SessionDelivery } from '../../src/contracts/plan-act';
+import type { PlanActJobInput, PlanActJobResult, PlanActJobState } from '../../src/contracts/plan-act-job';
+import type { SessionDelivery } from '../../src/contracts/rollout-session';
 import { planActProxies } from '../activity-proxies';
 import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from '../search-attributes';
 import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal } from '../messages';

@@ -5,7 +5,7 @@
  * trains is its schedule's (rl-schedules.ts). Every step saves the run state.
  */
 import { log, upsertSearchAttributes } from '@temporalio/workflow';
-import type { SampleSetRef } from '../../src/contracts/plan-act';
+import type { SampleSetRef } from '../../src/contracts/sample-set';
 import type { StepRollouts } from '../../src/contracts/training-run';
 import type { PolicyRef } from '../../src/contracts/weights';
 import { workflowNow } from '../clock';

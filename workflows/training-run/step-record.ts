@@ -4,7 +4,7 @@
  */
 import type { TrainGrpoOutput } from '../../activities/training';
 import type { RunConfig } from '../../src/config/schema';
-import type { SampleSetRef } from '../../src/contracts/plan-act';
+import type { SampleSetRef } from '../../src/contracts/sample-set';
 import type { RlPoint, RlStepSchedule, StepRollouts } from '../../src/contracts/training-run';
 import { horizonMetricKeys } from '../../src/horizon/metrics';
 import type { MetricsLine } from '../../src/report/run-metrics';

@@ -3,7 +3,7 @@
  * there is one), and the rollout kind's batches on it (one, or with dynamic sampling as many as it
  * takes to fill the step with groups that have reward spread: src/rl/dynamic-sampling.ts).
  */
-import type { RolloutSummary } from '../../src/contracts/plan-act';
+import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { StepRollouts } from '../../src/contracts/training-run';
 import type { PolicyRef } from '../../src/contracts/weights';
 import { nextDynamicSample } from '../../src/rl/dynamic-sampling';

@@ -21,7 +21,7 @@ import type { RunConfigInput } from '../../src/config/schema';
 import { activityProxies } from '../activity-proxies';
 import { parseConfigOrFail } from '../parse-config';
 import { planActRollout } from '../plan-act-rollout';
-import type { SampleSetRef } from '../../src/contracts/plan-act';
+import type { SampleSetRef } from '../../src/contracts/sample-set';
 import type { PolicyRef } from '../../src/contracts/weights';
 import { EXPERIMENT, STEP } from '../search-attributes';
 import { progressQuery } from '../messages';
