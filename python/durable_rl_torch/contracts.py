@@ -167,7 +167,7 @@ class TimelineCounts:
 
 @dataclass
 class SampleSetRef:
-    """src/contracts/plan-act.ts: one role's samples in the blob store, as the history keeps them."""
+    """src/contracts/sample-set.ts: one role's samples in the blob store, as the history keeps them."""
 
     role: Literal["planner", "actor", "single"]
     ref: BlobRef
