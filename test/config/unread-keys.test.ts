@@ -9,7 +9,7 @@ import { createConfigActivities } from '../../activities/config';
 import { ConfigError } from '../../src/config/errors';
 import { loadRunConfig } from '../../src/config/load';
 import { parseRunConfig } from '../../src/config/parse';
-import { keysPlanActJobIgnores, keysTrainingRunIgnores } from '../../src/config/workflow-keys';
+import { keysPlanActJobIgnores, keysTrainingRunIgnores } from '../../src/config/refusals';
 import { REPO_ROOT } from '../../src/paths';
 import { evaluationConfig, jobConfig } from '../../scripts/lib/dual-configs';
 
