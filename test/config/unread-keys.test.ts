@@ -1,6 +1,6 @@
 /**
  * No silent options: keys that only count when a switch is on, or in one of the workflows that take
- * a run config, are refused by name elsewhere (src/config/dependent-keys.ts, workflow-keys.ts).
+ * a run config, are refused by name elsewhere (src/config/refusals.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
