@@ -11,8 +11,8 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { loadRunConfig } from '../src/config/load';
-import { ConfigError } from '../src/config/errors';
-import { keysPlanActJobIgnores } from '../src/config/workflow-keys';
+import type { JobRole } from '../src/config/refusals';
+import { asConfigFailure, refuseFor, type ResolveRunConfigInput } from './config';
 import type { RunConfig } from '../src/config/schema';
 import { readOnnxMetadata } from '../src/model/onnx-export';
 import { REPO_ROOT } from '../src/paths';
@@ -32,17 +32,15 @@ export interface ArriveAtSessionInput {
 
 export function createPlanActJobActivities({ store, client }: { store: BlobStore; client: Client }) {
   return {
-    /** Reads a YAML/JSON run config on the worker, relative to the repository root. */
-    async loadJobConfig({ file, role }: { file: string; role?: 'planner' | 'actor' | 'shared' }): Promise<RunConfig> {
+    /** Reads a YAML/JSON run config on the worker, relative to the repository root, and refuses it as resolveRunConfig does. */
+    async loadJobConfig({ file, role, trains, allRefusals }: { file: string; role?: JobRole; trains?: boolean } & Pick<ResolveRunConfigInput, 'allRefusals'>): Promise<RunConfig> {
       try {
         const cfg = loadRunConfig(path.resolve(REPO_ROOT, file));
-        // The keys a job would ignore (absent role: an input recorded before the check).
-        const ignored = role ? keysPlanActJobIgnores(cfg, role) : [];
-        if (ignored.length > 0) throw new ConfigError(file, ignored);
+        // Absent role: an input recorded before the check.
+        refuseFor(cfg, file, { ...(role ? { consumer: { workflow: 'planActJob', role, ...(trains !== undefined ? { trains } : {}) } } : {}), ...(allRefusals ? { allRefusals } : {}) });
         return cfg;
       } catch (err) {
-        if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError', err.problems);
-        throw err;
+        throw asConfigFailure(err);
       }
     },
 

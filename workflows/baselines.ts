@@ -26,18 +26,6 @@ export const RFT_SUFFIX = '~rft';
 /** The checkpoint RL started from, published once more for the test evaluation. */
 export const SFT_ONLY_SUFFIX = '~sft-only';
 
-/** A compare.* key this run cannot honour, named; undefined when every one can run. */
-export function baselineRefusal(cfg: RunConfig): { path: string; message: string } | undefined {
-  const c = cfg.compare;
-  // (compare.moreSft without RL stays accepted and unused, as runs recorded before this check had it.)
-  const asked = (['filteredSft', 'rft'] as const).filter((k) => c[k]);
-  if (asked.length > 0 && cfg.rl.steps === 0) return { path: `compare.${asked[0]}`, message: 'the baselines are compared with RL: set rl.steps above 0' };
-  if (c.filteredSft && cfg.task.kind !== 'arith') return { path: 'compare.filteredSft', message: 'filtered demonstrations are the arithmetic acts that call the calculator; the grid task has none' };
-  if (c.rft && cfg.rl.dynamicSampling.enabled) return { path: 'compare.rft', message: 'RFT spends RL\'s rollout budget, one batch per step; with rl.dynamicSampling RL\'s budget varies by step' };
-  if (c.rft && cfg.inference.engine === 'openai') return { path: 'compare.rft', message: 'RFT trains a second policy; a synced remote server serves only the run\'s own' };
-  return undefined;
-}
-
 /** The weights of some checkpoint evaluated on the validation problems. */
 type EvaluateRl = (weights: WeightsInfo) => Promise<RlEvaluation>;
 

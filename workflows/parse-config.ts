@@ -10,6 +10,7 @@ import { configProxies } from './activity-proxies';
 import type { ResolveRunConfigInput } from '../activities/config';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
+import type { RefusalScope } from '../src/config/refusals';
 import { asRecordedInWorkflow, withRecordedDefaults } from '../src/config/recorded';
 
 const { resolveRunConfig } = configProxies;
@@ -19,7 +20,7 @@ const { resolveRunConfig } = configProxies;
  * ConfigError naming every bad field. Behind patched('config-resolved-once'): histories recorded
  * before it keep parsing inside the workflow, as they did.
  */
-export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, source: string, check: Pick<ResolveRunConfigInput, 'consumer' | 'continued'> = {}): Promise<RunConfig> {
+export async function resolveConfigOrFail(input: RunConfigInput | RunConfig, source: string, check: Pick<ResolveRunConfigInput, 'consumer' | 'continued' | 'allRefusals'> = {}): Promise<RunConfig> {
   if (!patched('config-resolved-once')) return parseConfigOrFail(input, source);
   try {
     // A config recorded before a key existed lacks it: filled with the recording code's behaviour.
@@ -44,6 +45,28 @@ export async function parseConfigOrFail(input: RunConfigInput | RunConfig, sourc
   try {
     // Only histories older than every later key parse here.
     return asRecordedInWorkflow(parseRunConfig(input, source, { refuseUnread: false }));
+  } catch (err) {
+    if (err instanceof ConfigError) throw configFailure(err);
+    throw err;
+  }
+}
+
+/**
+ * The patch under which the config activity makes every refusal of the table (src/config/refusals.ts)
+ * and workflow code none: a workflow recorded before it makes the table's `fromWorkflow` rows itself,
+ * where it made them (refuseAsRecorded), so its history replays as it ran.
+ */
+export const CONFIG_REFUSALS_TABLE = 'config-refusals-table';
+
+/**
+ * A workflow recorded before CONFIG_REFUSALS_TABLE: the refusals its code made itself (the table's
+ * `fromWorkflow` rows for `scope.consumer`), failing it with a non-retryable ConfigError. The table
+ * loads on first use, as the parser does (parseConfigOrFail).
+ */
+export async function refuseAsRecorded(cfg: RunConfig, source: string, scope: Omit<RefusalScope, 'fromWorkflow' | 'continued'>): Promise<void> {
+  const { refuseConfig } = await import('../src/config/refusals');
+  try {
+    refuseConfig(cfg, source, { ...scope, fromWorkflow: 'only' });
   } catch (err) {
     if (err instanceof ConfigError) throw configFailure(err);
     throw err;

@@ -1,10 +1,10 @@
 /**
- * The rollout table: rollout.kind -> how trainingRun runs one RL step's rollout, how it evaluates
- * the policy the kind trains, and which configs it refuses. A new kind is a workflow of its own file
- * plus one row here; trainingRun never branches on the kind. Child workflow ids and types are those
+ * The rollout table: rollout.kind -> how trainingRun runs one RL step's rollout and how it evaluates
+ * the policy the kind trains. A new kind is a workflow of its own file plus one row here (and its
+ * refusals, rows of src/config/refusals.ts); trainingRun never branches on the kind. Child workflow ids and types are those
  * the kinds always had, so recorded histories replay unchanged.
  */
-import { executeChild, patched } from '@temporalio/workflow';
+import { executeChild } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config/schema';
 import type { RolloutSummary } from '../src/contracts/rollout-summary';
 import type { PolicyRef } from '../src/contracts/weights';
@@ -54,19 +54,11 @@ export interface TestPart {
   target: EvalTarget;
 }
 
-/** A config key a kind cannot honour, named. */
-export interface RolloutRefusal {
-  path: string;
-  message: string;
-}
-
 export interface RolloutKind {
   /** One batch of the step's rollout, as a child workflow. */
   run(step: RolloutStep): Promise<RolloutSummary>;
   /** Whether dynamic sampling may draw more batches of new prompts (else the kind grows its groups itself). */
   batches: boolean;
-  /** Configs this kind cannot run, named; undefined when it can. */
-  check?(cfg: RunConfig): RolloutRefusal | undefined;
   /** How trainingRun judges the policy this kind trains: held-out accuracy, greedy and sampled. */
   evaluate(cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation>;
   /** The kind's own numbers of a step, read off its rollout summaries (absent: none). */
@@ -111,26 +103,6 @@ export const episodeEvaluation = (cfg: RunConfig, weights: WeightsInfo, target?:
 const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation> =>
   activityProxies(cfg.timeouts).inference.evaluateEpisodes(episodeEvaluation(cfg, weights, target));
 
-const noBatches = (kind: string, how: string) => (cfg: RunConfig): RolloutRefusal | undefined =>
-  cfg.rl.dynamicSampling.enabled ? { path: 'rl.dynamicSampling.enabled', message: `dynamic sampling draws more Plan/Act batches; a ${kind} rollout ${how}` } : undefined;
-
-/**
- * rollout.kind agent with inference.engine openai: the agent plays on the synced server through the
- * tools worker's recording proxy (docs/agents.md, "On a real model"). Runs started before that was
- * built refused it, and replay as they ran.
- */
-function agentOnServerRefusal(cfg: RunConfig): RolloutRefusal | undefined {
-  if (!patched('agent-on-remote-server')) {
-    return { path: 'rollout.kind', message: "agent episodes are served by the tools workers' gateway on the embedded engine; use inference.engine: embedded (npm run gateway -- --upstream records an agent on vLLM)" };
-  }
-  // Each episode is labelled with the one version the server served from its first call to its
-  // last; asynchronous RL syncs the server while episodes are in flight, so they would straddle.
-  if ((cfg.rl.async?.maxStaleness ?? 0) > 0) {
-    return { path: 'rl.async.maxStaleness', message: 'an agent episode on a synced server must run on one weight version from its first call to its last, and asynchronous RL syncs the server while episodes are in flight (use maxStaleness 0, or inference.engine: embedded, whose gateways keep each version)' };
-  }
-  return undefined;
-}
-
 export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = {
   // Plan/Act episodes in shared mode: one policy plans and acts.
   'plan-act': {
@@ -146,7 +118,6 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   tree: {
     batches: false,
     evaluate: evaluateEpisodes,
-    check: noBatches('tree', 'grows its groups by expansion instead (tree.*)'),
     // One tree per step (no extra batches): its counts are the step's.
     stepCounts: (rollouts) => (rollouts[0]?.tree ? { tree: rollouts[0].tree } : {}),
     run: (s) => executeChild(treeRollout, { workflowId: `${s.runId}/tree-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
@@ -170,9 +141,6 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
     testPart: (cfg) => ({ size: cfg.task.grid!.testLayouts, target: { part: 'test' } }),
     // One batch of layouts per step: its success per horizon is the step's.
     stepCounts: (rollouts) => (rollouts[0]?.horizon ? { horizon: rollouts[0].horizon } : {}),
-    check: (cfg) =>
-      noBatches('grid-world', 'plays a fixed set of layouts per step')(cfg) ??
-      (cfg.inference.engine === 'openai' ? { path: 'rollout.kind', message: 'grid-world (horizon) episodes generate on the embedded engine only; use inference.engine: embedded' } : undefined),
     run: (s) => executeChild(horizonRollout, { workflowId: `${s.runId}/horizon-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
   },
   // The standard single-agent rollout: the policy gets the whole problem, may call the calculator and answers.
@@ -189,7 +157,6 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   agent: {
     batches: false,
     evaluate: evaluateEpisodes,
-    check: (cfg) => noBatches('agent', 'plays one batch of problems per step')(cfg) ?? (cfg.inference.engine === 'openai' ? agentOnServerRefusal(cfg) : undefined),
     // With inference.engine openai the agent plays on the synced server, through the tools worker's recording proxy.
     run: (s) =>
       executeChild(agentRollout, {

@@ -4,7 +4,7 @@
  */
 import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
-import { keysPlanActJobIgnores } from '../../src/config/workflow-keys';
+import { keysPlanActJobIgnores } from '../../src/config/refusals';
 import type { PlanActJobInput } from '../../src/contracts/plan-act-job';
 
 /** The main job's config as the joint evaluation takes it: its task (test split included), model, rl and eval, Plan/Act rollouts in `mode`. */
@@ -27,7 +27,7 @@ export function evaluationConfig(base: Record<string, unknown>, experiment: stri
 
 /**
  * The same as a job takes it: without the keys only trainingRun reads (SFT, its evaluations and
- * test split, asynchronous RL), which a job refuses (src/config/workflow-keys.ts).
+ * test split, asynchronous RL), which a job refuses (src/config/refusals.ts).
  */
 export function jobConfig(base: Record<string, unknown>, experiment: string, role: PlanActJobInput['role'], credit: boolean): RunConfigInput {
   const mode = role === 'shared' ? 'shared' : 'dual';

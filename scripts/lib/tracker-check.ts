@@ -6,7 +6,7 @@
  * logs into it when it answers.
  */
 import type { RunConfig } from '../../src/config/schema';
-import type { KeyProblem } from '../../src/config/workflow-keys';
+import type { KeyProblem } from '../../src/config/refusals';
 import { ensureExperiment, findRun, mlflowRunUrl } from '../../src/tracking/mlflow-run';
 import { ensureLocalMlflow } from './mlflow-server';
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { ConfigError } from './errors';
 import { parseRunConfig } from './parse';
+import { refuseAsWritten } from './refusals';
 import type { RunConfig } from './schema';
 
 /** Reads a .json, .yaml or .yml run config and validates it. */
@@ -26,19 +27,8 @@ export function readConfigFile(file: string): unknown {
   }
 }
 
-/** Validates a config as written (`source` names it in errors): the file-level checks, then the schema. */
+/** Validates a config as written (`source` names it in errors): its keys as written (src/config/refusals.ts AS_WRITTEN), then the schema. */
 export function checkRunConfig(raw: unknown, source: string): RunConfig {
-  refuseUnusedKeys(raw, source);
+  refuseAsWritten(raw, source);
   return parseRunConfig(raw, source);
-}
-
-/**
- * Keys a config file sets that nothing would read. Checked on the file as written: a parsed config
- * has every default filled in (compare.sftBudget among them), so only the file tells what was asked.
- */
-function refuseUnusedKeys(raw: unknown, file: string): void {
-  const compare = (raw as { compare?: Record<string, unknown> } | null)?.compare;
-  if (compare && typeof compare === 'object' && compare.sftBudget !== undefined && compare.moreSft !== true && compare.filteredSft !== true) {
-    throw new ConfigError(file, [{ path: 'compare.sftBudget', message: 'it budgets the SFT baselines (compare.moreSft, compare.filteredSft), and neither is on in this config' }]);
-  }
 }

@@ -1,19 +1,20 @@
 /**
  * Refusals that need no workflow run, made where a config is loaded to start one (the main job,
  * scripts/config-set.ts) instead of by an activity after the workflow started: the files a config
- * names (a starting policy, a served tokenizer) read from this machine, and the keys the workflow
- * it starts would ignore. The activities keep their refusals, made by the same functions: a worker
- * may see another filesystem, and a workflow can be started without this check.
+ * names (a starting policy, a served tokenizer) read from this machine, and the refusals of the
+ * workflow it starts (src/config/refusals.ts). The activities keep their refusals, made by the same
+ * table: a worker may see another filesystem, and a workflow can be started without this check.
  */
 import { loadServedTokenizer } from '../model/tokenizer';
 import { checkHfArchitecture, readHfStartingPolicy, StartingPolicyError } from '../model/starting-policy';
 import { ConfigError } from './errors';
 import type { RunConfig } from './schema';
-import { keysIgnoredBy, type ConfigConsumer, type KeyProblem } from './workflow-keys';
+import { firstRefusal, type ConfigConsumer, type KeyProblem } from './refusals';
 
 /** What would refuse `cfg` after its workflow started, read now; `consumer`: the workflow it starts, if known. */
 export function startProblems(cfg: RunConfig, consumer?: ConfigConsumer): KeyProblem[] {
-  const problems: KeyProblem[] = consumer ? keysIgnoredBy(cfg, consumer) : [];
+  // The rows once checked in workflow code (dual mode, an unsynced server, ...) are left to the activity, as before the table.
+  const problems: KeyProblem[] = consumer ? (firstRefusal(cfg, { consumer, fromWorkflow: 'without' })?.problems ?? []) : [];
   const { fromHf } = cfg.init;
   if (fromHf !== undefined) {
     try {

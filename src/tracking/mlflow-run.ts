@@ -4,7 +4,7 @@
  * retried activity leaves what one call leaves: a retried `open` finds the run the first made, a
  * retried log-batch writes points MLflow already holds (same key, step, timestamp and value).
  */
-import type { KeyProblem } from '../config/workflow-keys';
+import type { KeyProblem } from '../config/refusals';
 import type { MlflowRunRef } from '../contracts/tracking';
 
 export type { MlflowRunRef };

@@ -1,6 +1,6 @@
 /**
  * No silent options: keys that only count when a switch is on, or in one of the workflows that take
- * a run config, are refused by name elsewhere (src/config/dependent-keys.ts, workflow-keys.ts).
+ * a run config, are refused by name elsewhere (src/config/refusals.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { createConfigActivities } from '../../activities/config';
 import { ConfigError } from '../../src/config/errors';
 import { loadRunConfig } from '../../src/config/load';
 import { parseRunConfig } from '../../src/config/parse';
-import { keysPlanActJobIgnores, keysTrainingRunIgnores } from '../../src/config/workflow-keys';
+import { keysPlanActJobIgnores, keysTrainingRunIgnores } from '../../src/config/refusals';
 import { REPO_ROOT } from '../../src/paths';
 import { evaluationConfig, jobConfig } from '../../scripts/lib/dual-configs';
 

@@ -15,7 +15,8 @@ import type { SessionDelivery } from '../../src/contracts/rollout-session';
 import { planActProxies } from '../activity-proxies';
 import { EXPERIMENT, FELL_BACK, ROLE, ROLLOUT_ID } from '../search-attributes';
 import { jobStateQuery, sessionDeliverySignal, sessionPhaseSignal } from '../messages';
-import { loadConfig, validateInput, validateRole, validateTraining } from './input';
+import { loadConfig, validateInput, validateTraining } from './input';
+import { CONFIG_REFUSALS_TABLE, refuseAsRecorded } from '../parse-config';
 import { carryOf, policyOf, type Job, type JobSetup, type PlanActJobCarry } from './job';
 import { evaluateOwn, startingPolicy, trainOn } from './policy';
 import { jobRollout } from './rollouts';
@@ -40,14 +41,20 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
   });
 
   validateInput(input, rolloutIds);
-  const cfg = carry?.config ?? (await loadConfig(input));
+  // The config activity refuses what this job cannot run; jobs recorded before it did refuse here.
+  const checkedByActivity = patched(CONFIG_REFUSALS_TABLE);
+  const cfg = carry?.config ?? (await loadConfig(input, checkedByActivity));
   const activities = planActProxies(cfg.timeouts, cfg.trainer);
-  validateRole(input, cfg);
+  const consumer = { workflow: 'planActJob' as const, role: input.role };
+  if (!checkedByActivity) await refuseAsRecorded(cfg, 'planActJob input', { consumer });
   upsertSearchAttributes([{ key: EXPERIMENT, value: cfg.experiment }, { key: ROLE, value: input.role }, { key: FELL_BACK, value: state.fallbacks > 0 }]);
 
   // Jobs started before jobs trained keep the commands they were recorded with.
   const trains = patched('plan-act-job-trains') && input.train !== false;
-  if (trains) validateTraining(input, cfg);
+  if (trains) {
+    if (!checkedByActivity) await refuseAsRecorded(cfg, 'planActJob input', { consumer: { ...consumer, trains } });
+    validateTraining(input);
+  }
   const setup: JobSetup = { input, self, cfg, state, deliveries, activities, trains };
   const own = await startingPolicy(setup, carry);
   const job: Job = { ...setup, ...own, policy: policyOf(setup, own.weights), evals: carry?.evals ?? [] };

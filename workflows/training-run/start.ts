@@ -1,33 +1,31 @@
 /**
- * trainingRun's start: the config its start accepted (or refused, naming the field), the run id
+ * trainingRun's start: the config its start accepted (or refused, naming the field: src/config/refusals.ts), the run id
  * claimed for it, the state it resumes, then the SFT dataset and the starting checkpoint (a fresh
  * policy, an earlier run's checkpoint with init.fromRun, or a Hugging Face one with init.fromHf).
  */
 import { patched, workflowInfo } from '@temporalio/workflow';
 import type { RunConfig, RunConfigInput } from '../../src/config/schema';
-import { ConfigError } from '../../src/config/errors';
 import { fingerprint } from '../../src/domain/rng';
 import type { BlobRef } from '../../src/domain/types';
 import type { RunState, TrainingRunResume } from '../../src/contracts/training-run';
 import { activityProxies } from '../activity-proxies';
-import { baselineRefusal } from '../baselines';
 import { failAsRun } from '../failures';
-import { configFailure, resolveConfigOrFail } from '../parse-config';
-import { ROLLOUT_KINDS } from '../rollout-kinds';
+import { CONFIG_REFUSALS_TABLE, refuseAsRecorded, resolveConfigOrFail } from '../parse-config';
 import { Run, type RemotePolicy } from './run';
 import { RunTracker } from './tracker';
 
 /** The run's config resolved and checked, its id claimed and its state loaded (a resume's) or begun. */
 export async function startRun(input: RunConfigInput, resume: TrainingRunResume | undefined): Promise<Run> {
   // A later execution (continue-as-new, --resume) carries the config its start accepted.
-  const cfg = await resolveConfigOrFail(input, 'workflow input', { consumer: { workflow: 'trainingRun' }, ...(resume ? { continued: true } : {}) });
-  if (cfg.rollout.mode === 'dual') {
-    const message = 'trainingRun trains one shared policy; dual mode runs as two planActJob workflows (docs/plan-act.md)';
-    throw configFailure(new ConfigError('workflow input', [{ path: 'rollout.mode', message }]));
+  const checkedByActivity = patched(CONFIG_REFUSALS_TABLE);
+  const check = { consumer: { workflow: 'trainingRun' as const }, ...(resume ? { continued: true } : {}), ...(checkedByActivity ? { allRefusals: true } : {}) };
+  const cfg = await resolveConfigOrFail(input, 'workflow input', check);
+  if (!checkedByActivity) {
+    // Runs recorded before agents played on a synced server refused them (docs/agents.md).
+    const agentOnServerRefused = cfg.rollout.kind === 'agent' && cfg.inference.engine === 'openai' && !patched('agent-on-remote-server');
+    await refuseAsRecorded(cfg, 'workflow input', { consumer: check.consumer, agentOnServerRefused });
   }
   const remote = remotePolicy(cfg);
-  const refusal = ROLLOUT_KINDS[cfg.rollout.kind].check?.(cfg) ?? baselineRefusal(cfg);
-  if (refusal) throw configFailure(new ConfigError('workflow input', [refusal]));
   const runId = workflowInfo().workflowId;
   const { records } = activityProxies(cfg.timeouts, cfg.trainer);
   // A resume must run the config the state was made with.
@@ -97,18 +95,11 @@ export async function prepare(run: Run): Promise<{ dataset: BlobRef; backend: st
 }
 
 /**
- * inference.engine openai: the server rollouts generate on, which must receive every step's weights
- * (inference.openai.weightSync); refusals name the field.
+ * inference.engine openai: the server rollouts generate on, which receives every step's weights
+ * (inference.openai.weightSync; a config without it is refused, src/config/refusals.ts).
  */
 function remotePolicy(cfg: RunConfig): RemotePolicy | undefined {
   const o = cfg.inference.openai;
-  if (cfg.inference.engine !== 'openai' || !o) return undefined;
-  const refuse = (path: string, message: string): never => {
-    throw configFailure(new ConfigError('workflow input', [{ path, message }]));
-  };
-  if (!o.weightSync) {
-    return refuse('inference.openai.weightSync', 'trainingRun trains the policy it serves: a remote engine needs weightSync: { dir } so each step\'s weights reach the server (to play a fixed remote model, run planActJob with "train": false)');
-  }
-  if (o.tokenizer !== undefined) return refuse('inference.openai.tokenizer', "a synced server serves this run's policy, whose tokenizer is the project's; leave inference.openai.tokenizer out");
+  if (cfg.inference.engine !== 'openai' || !o?.weightSync) return undefined;
   return { ref: { baseUrl: o.baseUrl, model: o.model, synced: true }, dir: o.weightSync.dir };
 }
