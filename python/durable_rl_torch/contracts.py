@@ -28,6 +28,8 @@ class ModelConfig:
     maxSeq: int = 384
     arch: Literal["gpt2", "qwen3", "llama"] = "gpt2"
     nKvHeads: Optional[int] = None
+    # model.tokenizer (chat mode): a Hugging Face tokenizer directory, or an alias (models.TOKENIZER_ALIASES).
+    tokenizer: Optional[str] = None
 
 
 @dataclass

@@ -1,5 +1,6 @@
 import { inactiveKeys } from './dependent-keys';
 import { checkGrid } from './grid-checks';
+import { chatProblems, withChatTokenizer } from './chat-checks';
 import { trainerProblems } from './trainer-checks';
 import { RunConfigSchema, TreeSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
@@ -57,9 +58,11 @@ export function parseRunConfig(raw: unknown, source = 'input', opts: { refuseUnr
     checkGrid(d, source);
     const trainer = trainerProblems(d);
     if (trainer.length > 0) throw new ConfigError(source, trainer);
+    const chat = chatProblems(d);
+    if (chat.length > 0) throw new ConfigError(source, chat);
     const inactive = opts.refuseUnread === false ? [] : inactiveKeys(d);
     if (inactive.length > 0) throw new ConfigError(source, inactive);
-    return d;
+    return withChatTokenizer(d);
   }
   throw new ConfigError(
     source,
