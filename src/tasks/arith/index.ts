@@ -9,3 +9,4 @@ export * from './sft';
 export * from './task';
 export * from './splits';
 export * from './chat-episode';
+export * from './chat-sft';
