@@ -26,6 +26,28 @@ export interface ChatAccuracyOptions {
   samplesPerProblem?: number;
   part?: 'validation' | 'test';
   onEpisode?: () => void;
+  /** Episodes played at once (default CHAT_EVAL_CONCURRENCY). */
+  concurrency?: number;
+}
+
+/**
+ * A chat prompt is long (Qwen3's tool system text alone is about 150 ids) and a chat vocabulary large
+ * (151,669 for Qwen3): the embedded engine's prefill holds rows x length x vocabulary logits, about
+ * 3.9 GB for 32 rows of 200 ids, and onnxruntime's arena keeps that peak per loaded engine. A few
+ * episodes at a time keep an evaluation within a few hundred MB (measured: 32 at once ran the main
+ * job out of 24 GiB).
+ */
+export const CHAT_EVAL_CONCURRENCY = 4;
+
+/** Runs `work` over the items, at most `limit` at once, results in order. */
+async function pooled<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i]!, i);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
 }
 
 /** One chat episode on an engine, kept in memory; `seed` undefined: greedy. */
@@ -67,10 +89,10 @@ export async function evaluateChatAccuracy(engine: ChatEngine, model: ChatModel,
     opts.onEpisode?.();
     return r;
   };
-  const [greedy, sampled] = await Promise.all([
-    Promise.all(problems.map((p, i) => play(p, i))),
-    opts.sampled ? Promise.all(problems.map((p, i) => Promise.all(Array.from({ length: samples }, (_, j) => play(p, i, opts.sampled, j))))) : Promise.resolve(undefined),
-  ]);
+  const limit = opts.concurrency ?? CHAT_EVAL_CONCURRENCY;
+  const greedy = await pooled(problems, limit, (p, i) => play(p, i));
+  const sampling = opts.sampled;
+  const sampled = sampling ? await pooled(problems, Math.max(1, Math.floor(limit / samples)), (p, i) => Promise.all(Array.from({ length: samples }, (_, j) => play(p, i, sampling, j)))) : undefined;
   const failures: Record<string, number> = {};
   for (const { outcome } of greedy) if (outcome.failure) failures[outcome.failure] = (failures[outcome.failure] ?? 0) + 1;
   const malformed = greedy.reduce((n, g) => n + g.outcome.malformedToolCalls, 0);
