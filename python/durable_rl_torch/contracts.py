@@ -165,6 +165,8 @@ class TimelineCounts:
     tokensAfter: int
     driftRepaired: int
     snaps: Optional[TimelineSnaps] = None
+    # Chat episodes (task.chat): the full-render check's mismatches by kind, and unalignedModelIds.
+    chat: Optional[dict[str, int]] = None
 
 
 @dataclass
