@@ -8,7 +8,8 @@ import { namedResult } from '../src/store/named-results';
 import { loadTokenizer, tokenizeSegments } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/config/schema';
 import type { SftExample as TokenizedExample } from '../src/sft/sft';
-import { drawProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
+import { chatDemonstration, drawProblems, oracleSftExamples, sftExampleText } from '../src/tasks/arith';
+import { chatConversationOptions, chatModelOf } from './chat-episodes';
 import { splitSchemeOf } from '../src/config/recorded';
 import { TOOL_CALL_OPEN } from '../src/planact/protocol';
 import { names } from '../src/store/run-names';
@@ -47,6 +48,7 @@ interface Demonstration {
 export function createDataActivities({ store }: { store: BlobStore }) {
   return {
     async prepareSftDataset(input: PrepareSftDatasetInput): Promise<SftDatasetInfo> {
+      if (input.task.chat?.tokenizer !== undefined) return writeDataset(store, input, [], chatExamples(input));
       return writeDataset(store, input, input.task.kind === 'grid' ? gridDemonstrations(input) : arithDemonstrations(input));
     },
   };
@@ -68,6 +70,20 @@ function* arithDemonstrations(input: PrepareSftDatasetInput): Iterable<Demonstra
   }
 }
 
+/** Chat mode's demonstrations (task.chat): each SFT problem as a chat episode, tokenized by the rollout's own rules. */
+function* chatExamples(input: PrepareSftDatasetInput): Iterable<TokenizedExample & { preview: string }> {
+  const chat = input.task.chat!;
+  const model = chatModelOf({ tokenizer: chat.tokenizer! });
+  const opts = chatConversationOptions(chat);
+  const problems = drawProblems({ seed: input.seed, count: input.task.trainProblems, scheme: splitSchemeOf(input.task), part: 'sft', difficulty: input.task.difficulty });
+  for (const problem of problems) {
+    const demo = chatDemonstration(problem, model, opts, input.task.demoToolUseRate);
+    // compare.filteredSft: the demonstrations that call the calculator.
+    if (input.filter === 'tool-using' && !demo.usesTool) continue;
+    yield { role: 'single', tokens: demo.tokens, lossMask: demo.lossMask, preview: model.tokenizer.decode(demo.tokens) };
+  }
+}
+
 /** Grid-world demonstrations: the oracle's plans on the training layouts, for every horizon of the pattern. */
 function* gridDemonstrations(input: PrepareSftDatasetInput): Iterable<Demonstration> {
   if (!input.task.grid || !input.horizon) throw ApplicationFailure.nonRetryable('a grid dataset needs task.grid and horizon', 'ConfigError');
@@ -77,19 +93,22 @@ function* gridDemonstrations(input: PrepareSftDatasetInput): Iterable<Demonstrat
 }
 
 /** Tokenizes the demonstrations (dropping those longer than maxSeq), stores the dataset and names it for the run. */
-async function writeDataset(store: BlobStore, input: PrepareSftDatasetInput, demonstrations: Iterable<Demonstration>): Promise<SftDatasetInfo> {
+async function writeDataset(store: BlobStore, input: PrepareSftDatasetInput, demonstrations: Iterable<Demonstration>, tokenized: Iterable<TokenizedExample & { preview: string }> = []): Promise<SftDatasetInfo> {
   const tokenizer = loadTokenizer();
   const examples: TokenizedExample[] = [];
   let tooLong = 0;
   let preview = '';
+  const keep = (ex: TokenizedExample) => {
+    if (ex.tokens.length > input.maxSeq) tooLong += 1;
+    else examples.push(ex);
+  };
   for (const ex of demonstrations) {
     preview ||= sftExampleText(ex);
-    const { tokens, lossMask } = tokenizeSegments(tokenizer, ex.segments);
-    if (tokens.length > input.maxSeq) {
-      tooLong += 1;
-      continue;
-    }
-    examples.push({ role: ex.role, tokens, lossMask });
+    keep({ role: ex.role, ...tokenizeSegments(tokenizer, ex.segments) });
+  }
+  for (const { preview: text, ...ex } of tokenized) {
+    preview ||= text;
+    keep(ex);
   }
   const ref = await putJson(store, { examples }, 'sft-dataset');
   // Keyed by its content: a start under the id whose demonstrations came out otherwise (other code) is refused.

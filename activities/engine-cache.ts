@@ -5,11 +5,10 @@
 import type { BlobStore } from '../src/store/blob-store';
 import { BatchingEngine } from '../src/engine/batcher';
 import { OrtEngine } from '../src/engine/ort-engine';
-import { loadTokenizer } from '../src/model/tokenizer';
 import { ONNX_META, readOnnxMetadata } from '../src/model/onnx-export';
 import type { GptConfig } from '../src/model/arch';
 import type { WeightsInfo } from '../src/contracts/weights';
-import { onnxOfWeights, weightsKey } from '../src/model/hf-checkpoint';
+import { onnxOfWeights, tokenizerOfWeights, weightsKey } from '../src/model/hf-checkpoint';
 
 /**
  * Versions kept loaded: asynchronous RL (rl.async.maxStaleness k) plays rollouts of up to k + 1
@@ -88,12 +87,12 @@ function release(entry: Entry): void {
   entry.engine.then((e) => e.release()).catch(() => undefined);
 }
 
-/** The embedded engine of published weights (their ONNX blob, or the torch trainer's GPT-2 checkpoint), behind a batcher. */
+/** The embedded engine of published weights (their ONNX blob, or the torch trainer's checkpoint, over the tokenizer it ships), behind a batcher. */
 export async function loadBatchingEngine(store: BlobStore, weights: WeightsInfo, maxBatch: number): Promise<BatchingEngine> {
   const bytes = await onnxOfWeights(store, weights);
   const configJson = readOnnxMetadata(bytes)[ONNX_META.config];
   if (!configJson) throw new Error(`ONNX weights v${weights.version} carry no ${ONNX_META.config} metadata`);
   const config = JSON.parse(configJson) as GptConfig;
-  const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: loadTokenizer(), weightVersion: weights.version, prefixCacheBytes: PREFIX_CACHE_BYTES });
+  const engine = await OrtEngine.create({ onnx: bytes, config, tokenizer: await tokenizerOfWeights(store, weights), weightVersion: weights.version, prefixCacheBytes: PREFIX_CACHE_BYTES });
   return new BatchingEngine(engine, maxBatch);
 }

@@ -8,6 +8,9 @@ import type { AgentRole, BlobRef, Completion, FinishReason, RemoteEngineRef, Sam
 import { RemoteEngineRequestError, RemoteOpenAIEngine } from '../src/engine/openai-engine';
 import { loadVllmLora, loraModelName, reloadVllmWeights, servedWeightVersion, serverTokenize } from '../src/engine/vllm-weights';
 import { writeServedWeights } from '../src/engine/served-weights';
+import type { Prompt } from '../src/engine/types';
+import { tokenizerOfWeights } from '../src/model/hf-checkpoint';
+import { createChatActivities, evaluateChatPolicy } from './chat-episodes';
 import { putJson, type BlobStore } from '../src/store/blob-store';
 import { evaluateArithPolicy } from '../src/eval/arith-eval';
 import { splitSchemeOf } from '../src/config/recorded';
@@ -140,14 +143,15 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
    * for a probe text must equal the server's /tokenize (where the server has it), or every prompt
    * sent as ids would mean other text to the model.
    */
-  const remoteEngine = (ref: RemoteEngineRef): Promise<RemoteOpenAIEngine> => {
-    const key = `${ref.baseUrl} ${ref.model} ${ref.tokenizer ?? ''}`;
+  const remoteEngine = (ref: RemoteEngineRef, weightsTokenizer?: TextTokenizer): Promise<RemoteOpenAIEngine> => {
+    const own = weightsTokenizer !== undefined && weightsTokenizer !== tokenizer() ? weightsTokenizer : undefined;
+    const key = `${ref.baseUrl} ${ref.model} ${ref.tokenizer ?? ''} ${own ? `${own.eosToken} ${own.vocabSize}` : ''}`;
     let remote = remotes.get(key);
     if (!remote) {
       remote = (async () => {
         let tok: TextTokenizer;
         try {
-          tok = ref.tokenizer ? loadServedTokenizer(ref.tokenizer) : tokenizer();
+          tok = own ?? (ref.tokenizer ? loadServedTokenizer(ref.tokenizer) : tokenizer());
         } catch (err) {
           throw new RemoteEngineRequestError(0, 'server-config', `inference.openai.tokenizer ${ref.tokenizer}: ${(err as Error).message}`);
         }
@@ -172,15 +176,16 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
    * The completion from the embedded engine of these weights, or from the remote server the input
    * names, with the weight version that produced it.
    */
-  const complete = async (input: GenerateInput): Promise<{ completion: Completion; weightVersion: number }> => {
+  const complete = async (input: Omit<GenerateInput, 'prompt'>, prompt: Prompt): Promise<{ completion: Completion; weightVersion: number }> => {
     const labelled = (completion: Completion) => ({ completion, weightVersion: input.weights.version });
-    if (!input.remote) return labelled(await (await engines.get(input.weights)).complete(input.prompt, input.params));
+    if (!input.remote) return labelled(await (await engines.get(input.weights)).complete(prompt, input.params));
     try {
-      const remote = await remoteEngine(input.remote);
-      if (!input.remote.synced) return labelled(await remote.complete(input.prompt, input.params, Context.current().cancellationSignal));
+      // A synced server serves these weights, so it speaks their tokenizer (a chat model's own, model.tokenizer).
+      const remote = await remoteEngine(input.remote, input.remote.synced ? await tokenizerOfWeights(store, input.weights) : undefined);
+      if (!input.remote.synced) return labelled(await remote.complete(prompt, input.params, Context.current().cancellationSignal));
       // A LoRA policy: the adapter of exactly these weights, served under a name derived from them.
       if (input.weights.lora && input.weights.hf) {
-        return labelled(await remote.complete(input.prompt, input.params, Context.current().cancellationSignal, loraModelName(input.remote.model, input.weights.hf.sha256)));
+        return labelled(await remote.complete(prompt, input.params, Context.current().cancellationSignal, loraModelName(input.remote.model, input.weights.hf.sha256)));
       }
       // The completion is labelled with the version the server served, read before and after the
       // request: weights change only while the server is paused between requests, so equal reads
@@ -191,7 +196,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       // clean unless another sync lands meanwhile. Anything else waits for Temporal's retry.
       for (let attempt = 1; ; attempt++) {
         const before = await servedWeightVersion(input.remote.baseUrl);
-        const completion = await remote.complete(input.prompt, input.params, Context.current().cancellationSignal);
+        const completion = await remote.complete(prompt, input.params, Context.current().cancellationSignal);
         const after = await servedWeightVersion(input.remote.baseUrl);
         const served = acceptedServedVersion(before, after, input.weights.version);
         if (served !== undefined) return { completion, weightVersion: served };
@@ -217,7 +222,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
       else await loadVllmLora(input.remote.baseUrl, served);
       t2 = Date.now();
       const params: SamplingParams = { maxNewTokens: 8, temperature: 1, topP: 1, stop: [], seed: 1 };
-      probe = await (await remoteEngine(input.remote)).complete(SYNC_CHECK_PROMPT, params, undefined, served.kind === 'lora' ? served.name : undefined);
+      probe = await (await remoteEngine(input.remote, await tokenizerOfWeights(store, input.weights))).complete(SYNC_CHECK_PROMPT, params, undefined, served.kind === 'lora' ? served.name : undefined);
     } catch (err) {
       throw asActivityFailure(err);
     }
@@ -235,7 +240,7 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
 
   /** One completion, its token ids, logprobs and entropy written to the blob store. */
   const generateOne = async (input: GenerateInput): Promise<GenerateResult> => {
-    const { completion: c, weightVersion } = await complete(input);
+    const { completion: c, weightVersion } = await complete(input, input.prompt);
     // The request as timeline capture needs it (src/timeline/episode-merge.ts): the prompt's messages with
     // their ids, and the output's text as it reads in later contexts (an EOS-ended turn closes
     // with the EOS text, whose id is the last of tokenIds).
@@ -265,6 +270,8 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
   };
 
   return {
+    ...createChatActivities({ store, engines, complete }),
+
     async generate(input: GenerateInput): Promise<GenerateResult> {
       return withHeartbeat(generateOne(input), () => ({ role: input.role }));
     },
@@ -319,6 +326,19 @@ export function createInferenceActivities({ store, maxBatch = 64 }: { store: Blo
           const part = (grid as Partial<typeof grid>).testLayouts ? { part: 'validation' as const } : {};
           const report = await evaluateHorizonPolicy(engine, { seed: input.seed, layouts: input.task.evalProblems, grid, horizon: input.horizon!, ...part, onEpisode: () => (done += 1) });
           return { problems: report.greedy.total, episodeAccuracy: report.greedy.accuracy, byHorizon: report.byHorizon, examples: [report.example] };
+        }
+        const chat = input.task.chat;
+        if (chat?.tokenizer !== undefined) {
+          return evaluateChatPolicy(engine, {
+            chat: { tokenizer: chat.tokenizer, enableThinking: chat.enableThinking },
+            seed: input.seed,
+            problems: input.task.evalProblems,
+            difficulty: input.task.difficulty,
+            scheme: splitSchemeOf(input.task),
+            maxTurns: input.rollout.maxTurns,
+            maxNewTokens: input.maxNewTokens,
+            onEpisode: () => (done += 1),
+          });
         }
         return evaluateArithPolicy(engine, {
           seed: input.seed,

@@ -219,3 +219,13 @@ export function gridProxies(t: Pick<RunConfig['timeouts'], 'toolSec'>) {
     }).writeHorizonSamples,
   };
 }
+
+/** Chat episodes (task.chat): a model turn on the policy's inference queue, their samples and evaluations beside it. */
+export function chatProxies(t: RunConfig['timeouts'], inferenceQueue: string = TASK_QUEUES.inference) {
+  const onInference = (timeout: `${number}s`) =>
+    proxyActivities<Pick<InferenceActivities, 'chatTurn' | 'writeChatSamples' | 'evaluateChatEpisodes'>>({ taskQueue: inferenceQueue, startToCloseTimeout: timeout, heartbeatTimeout: `${t.heartbeatSec}s`, retry: planActRetry(10) });
+  const { chatTurn, evaluateChatEpisodes } = onInference(`${t.generateSec}s`);
+  // No heartbeat: writing samples is a short read and render of the kept episodes.
+  const { writeChatSamples } = proxyActivities<Pick<InferenceActivities, 'writeChatSamples'>>({ taskQueue: inferenceQueue, startToCloseTimeout: '5m', retry: planActRetry(5) });
+  return { chatTurn, writeChatSamples, evaluateChatEpisodes };
+}

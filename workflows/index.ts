@@ -3,6 +3,7 @@ export { trainingRun } from './training-run/workflow';
 export { planActEpisode, planActEpisodes } from './plan-act-episode';
 export { planActRollout } from './plan-act-rollout';
 export { singleAgentRollout } from './single-agent-rollout';
+export { chatRollout } from './chat-rollout';
 export { rolloutSession } from './rollout-session';
 export { planActJob } from './plan-act-job/workflow';
 export { treeRollout } from './tree-rollout';

@@ -18,6 +18,8 @@ import { episodeLimits } from './rollout-episodes';
 import { horizonRollout } from './horizon-rollout';
 import { planActRollout } from './plan-act-rollout';
 import { singleAgentRollout } from './single-agent-rollout';
+import { chatRollout, chatSpecOf } from './chat-rollout';
+import { chatProxies } from './activity-proxies';
 import { treeRollout } from './tree-rollout';
 
 export interface RolloutStep {
@@ -103,6 +105,24 @@ export const episodeEvaluation = (cfg: RunConfig, weights: WeightsInfo, target?:
 const evaluateEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation> =>
   activityProxies(cfg.timeouts).inference.evaluateEpisodes(episodeEvaluation(cfg, weights, target));
 
+/** Chat episodes (task.chat) on held-out problems of the RL distribution, on the embedded engine. */
+const evaluateChatEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation> => {
+  const e = episodeEvaluation(cfg, weights, target);
+  return chatProxies(cfg.timeouts).evaluateChatEpisodes({
+    chat: chatSpecOf(cfg),
+    weights,
+    seed: e.seed,
+    problems: e.problems,
+    difficulty: e.difficulty,
+    scheme: e.scheme ?? 'expression',
+    part: e.part ?? 'validation',
+    maxTurns: cfg.rollout.maxTurns,
+    maxNewTokens: e.maxNewTokens,
+    ...(e.sampled ? { sampled: e.sampled } : {}),
+    ...(e.samplesPerProblem ? { samplesPerProblem: e.samplesPerProblem } : {}),
+  });
+};
+
 export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = {
   // Plan/Act episodes in shared mode: one policy plans and acts.
   'plan-act': {
@@ -144,11 +164,17 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
     run: (s) => executeChild(horizonRollout, { workflowId: `${s.runId}/horizon-rollout-${s.rlStep}`, args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy }] }),
   },
   // The standard single-agent rollout: the policy gets the whole problem, may call the calculator and answers.
+  // In chat mode (task.chat) the same episode as a chat conversation with the calc tool.
   standard: {
     batches: true,
-    evaluate: evaluateEpisodes,
+    evaluate: (cfg, weights, target) => (cfg.task.chat ? evaluateChatEpisodes(cfg, weights, target) : evaluateEpisodes(cfg, weights, target)),
     run: (s) =>
-      executeChild(singleAgentRollout, {
+      s.config.task.chat
+        ? executeChild(chatRollout, {
+            workflowId: s.batch === 0 ? `${s.runId}/chat-rollout-${s.rlStep}` : `${s.runId}/chat-rollout-${s.rlStep}-b${s.batch}`,
+            args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy, reason: 'task.chat', ...(s.batch > 0 ? { batch: s.batch } : {}) }],
+          })
+        : executeChild(singleAgentRollout, {
         workflowId: s.batch === 0 ? `${s.runId}/standard-rollout-${s.rlStep}` : `${s.runId}/standard-rollout-${s.rlStep}-b${s.batch}`,
         args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, policy: s.policy, reason: 'rollout.kind: standard', ...(s.batch > 0 ? { batch: s.batch } : {}) }],
       }),

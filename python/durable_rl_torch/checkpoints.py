@@ -24,7 +24,7 @@ from safetensors.torch import save as save_safetensors
 
 from .blob_store import BlobRef, BlobStore, get_json, put_json
 from .contracts import CheckpointInfo, TrainerConfig
-from .models import Placement, hf_config, load_pretrained, max_positions, tokenizer_files, use_gradient_checkpointing
+from .models import Placement, hf_config, load_pretrained, model_tokenizer_files, use_gradient_checkpointing
 from .ts_checkpoint import GptConfig, decode_checkpoint, to_hf_state
 
 FORMAT = "durable-rl/hf-checkpoint/1"
@@ -106,7 +106,7 @@ def _save_full_dir(model: torch.nn.Module, directory: Path) -> Path:
 
 def full_model_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | None = None, tokenizer: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """state: the model's state dict gathered from its shards (fsdp.gathered_state); default the model's own.
-    tokenizer: the tokenizer files to ship; default the project's (tokenizer_files)."""
+    tokenizer: the tokenizer files to ship; default the config's own (model_tokenizer_files: model.tokenizer's, else the project's)."""
     if state is None:
         state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
     # As save_pretrained writes it: servers (vLLM) pick the model class, and generation, from it.
@@ -114,7 +114,7 @@ def full_model_files(model: torch.nn.Module, state: dict[str, torch.Tensor] | No
     return {
         "config.json": model.config.to_json_string(use_diff=False).encode("utf8"),
         "model.safetensors": save_safetensors(state, metadata={"format": "pt"}),
-        **(tokenizer if tokenizer is not None else tokenizer_files(max_positions(model.config))),
+        **(tokenizer if tokenizer is not None else model_tokenizer_files(model.config)),
     }
 
 

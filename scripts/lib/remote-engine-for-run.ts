@@ -11,6 +11,8 @@ import { loadTokenizer } from '../../src/model/tokenizer';
 import { DATA_DIR } from '../../src/paths';
 import { startVllm, type RunningVllm } from './vllm-server';
 import { writeNewModel } from './new-model';
+import { createHash } from 'node:crypto';
+import { resolveTokenizerDir } from '../../src/model/tokenizer-dir';
 
 export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: number } = {}): Promise<RunningVllm | undefined> {
   const o = config.inference.openai;
@@ -25,7 +27,8 @@ export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: numbe
   const lora = config.trainer?.lora;
   return startVllmForModel(config.model, config.seed, {
     ...(lora ? { lora: { maxRank: vllmLoraRank(lora.rank), maxLoras: (config.rl.async?.maxStaleness ?? 0) + 1 } } : {}),
-    dir: path.join(DATA_DIR, 'vllm-initial', `${m.arch ?? 'gpt2'}-${m.dModel}x${m.nLayers}x${m.nHeads}x${m.nKvHeads ?? m.nHeads}x${m.dFf}x${m.maxSeq}`),
+    ...(config.task.chat ? { chat: { enableThinking: config.task.chat.enableThinking } } : {}),
+    dir: path.join(DATA_DIR, 'vllm-initial', `${m.arch ?? 'gpt2'}-${m.dModel}x${m.nLayers}x${m.nHeads}x${m.nKvHeads ?? m.nHeads}x${m.dFf}x${m.maxSeq}${m.tokenizer ? `-${path.basename(resolveTokenizerDir(m.tokenizer))}-${createHash('sha256').update(resolveTokenizerDir(m.tokenizer)).digest('hex').slice(0, 8)}` : ''}`),
     port: Number(url.port || 80),
     servedModelName: o.model,
     logFile,
@@ -40,14 +43,18 @@ export async function ensureRemoteEngine(config: RunConfig, opts: { nice?: numbe
 export function startVllmForModel(
   model: RunConfig['model'],
   seed: number,
-  o: { dir: string; port: number; servedModelName: string; logFile: string; nice?: number; lora?: { maxRank: number; maxLoras: number } },
+  o: { dir: string; port: number; servedModelName: string; logFile: string; nice?: number; lora?: { maxRank: number; maxLoras: number }; chat?: { enableThinking: boolean } },
 ): Promise<RunningVllm> {
   const tok = loadTokenizer();
   const { dModel, nLayers, nHeads, dFf, maxSeq } = model;
   const shape = { dModel, nLayers, nHeads, dFf, maxSeq, vocabSize: tok.vocabSize };
   // GPT-2 written by the TypeScript export; Qwen3 and Llama by the torch worker's code.
-  const dir = (model.arch ?? 'gpt2') === 'gpt2' ? writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok }) : writeNewModel(model, seed, o.dir);
-  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile, ...(o.nice ? { nice: o.nice } : {}), ...(o.lora ? { lora: o.lora } : {}) });
+  const dir =
+    (model.arch ?? 'gpt2') === 'gpt2' ? writeHfDir(o.dir, { config: shape, weights: initWeights(shape, seed), tokenizer: tok }) : writeNewModel(model, seed, o.dir, model.tokenizer ? resolveTokenizerDir(model.tokenizer) : undefined);
+  // Chat mode (task.chat): the server parses tool calls and thinking as the episodes do (src/chat
+  // parseModelTurn is these parsers' parity), for any client that talks to it with chat completions.
+  const chat = o.chat ? ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', ...(o.chat.enableThinking ? ['--reasoning-parser', 'qwen3'] : [])] : [];
+  return startVllm({ model: dir, port: o.port, servedModelName: o.servedModelName, logFile: o.logFile, ...(o.nice ? { nice: o.nice } : {}), ...(o.lora ? { lora: o.lora } : {}), ...(chat.length ? { extraArgs: chat } : {}) });
 }
 
 /** vLLM takes a maximum LoRA rank from a fixed list (vllm/config/lora.py MaxLoRARanks): the smallest that holds `rank`. */

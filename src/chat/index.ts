@@ -7,6 +7,6 @@ export type { AssistantMessage, ChatMessage, ToolCall, ToolSpec } from './messag
 export { asVllmRenders } from './messages';
 export { ChatTemplate, ChatTemplateError, type ChatTemplateErrorKind, type RenderOptions, type TokenizerConfig } from './template';
 export { formatHermesToolCalls, parseModelTurn, splitReasoning, type ParsedToolCall, type ParsedTurn, type ParseOptions, type ToolCallProblem, type ToolCallProblemKind } from './hermes';
-export { ConversationError, TokenConversation, loadChatModel, type ChatModel, type ConversationOptions, type IdSpan } from './token-conversation';
+export { ConversationError, TokenConversation, loadChatModel, type ChatModel, type ConversationOptions, type IdSpan, type TokenConversationSnapshot } from './token-conversation';
 export { checkConversation, MISMATCH_KINDS, type ConversationCheck, type Mismatch, type MismatchKind } from './conversation-check';
 export { PyJsonError, pyJsonDumps, pyJsonLoads } from './py-json';

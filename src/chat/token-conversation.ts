@@ -52,6 +52,17 @@ export class ConversationError extends Error {
   }
 }
 
+/** A conversation's whole state as JSON: stored between two chat-turn activities and given back by restore(). */
+export interface TokenConversationSnapshot {
+  ids: number[];
+  modelMask: number[];
+  spans: IdSpan[];
+  messages: ChatMessage[];
+  turns: ParsedTurn[];
+  pending: ChatMessage[];
+  awaitingModel: boolean;
+}
+
 const BASE_USER = 'durable-rl base user 5c1e';
 const BASE_ASSISTANT = 'durable-rl base assistant 9a7f';
 
@@ -74,6 +85,22 @@ export class TokenConversation {
   ) {
     this.messages = [];
     this.pending = [...initial];
+  }
+
+  snapshot(): TokenConversationSnapshot {
+    return { ids: [...this.ids], modelMask: [...this.modelMask], spans: this.spans.map((x) => ({ ...x })), messages: [...this.messages], turns: [...this.turns], pending: [...this.pending], awaitingModel: this.awaitingModel };
+  }
+
+  /** The conversation a snapshot was taken of (the same model and options), to go on from. */
+  static restore(model: ChatModel, s: TokenConversationSnapshot, opts: ConversationOptions = {}): TokenConversation {
+    const conv = new TokenConversation(model, s.pending, opts);
+    conv.ids.push(...s.ids);
+    conv.modelMask.push(...s.modelMask);
+    conv.spans.push(...s.spans);
+    conv.messages.push(...s.messages);
+    conv.turns.push(...s.turns);
+    conv.awaitingModel = s.awaitingModel;
+    return conv;
   }
 
   /** Renders the messages as the server does (vLLM parses JSON-string tool-call arguments). */

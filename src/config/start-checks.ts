@@ -7,6 +7,9 @@
  */
 import { loadServedTokenizer } from '../model/tokenizer';
 import { checkHfArchitecture, readHfStartingPolicy, StartingPolicyError } from '../model/starting-policy';
+import { ChatTemplate } from '../chat/template';
+import { loadTokenizerDir } from '../model/tokenizer';
+import { resolveTokenizerDir } from '../model/tokenizer-dir';
 import { ConfigError } from './errors';
 import type { RunConfig } from './schema';
 import { firstRefusal, type ConfigConsumer, type KeyProblem } from './refusals';
@@ -35,7 +38,28 @@ export function startProblems(cfg: RunConfig, consumer?: ConfigConsumer): KeyPro
       problems.push({ path: 'inference.openai.tokenizer', message: `${served}: ${(err as Error).message}` });
     }
   }
+  problems.push(...chatStartProblems(cfg));
   return problems;
+}
+
+/**
+ * model.tokenizer's files in chat mode: a tokenizer with an end-of-turn token, and a chat template
+ * that writes the `calc` tool and the model's tool calls (one that would drop them is refused, not run).
+ */
+export function chatStartProblems(cfg: RunConfig): KeyProblem[] {
+  const name = cfg.model.tokenizer;
+  if (name === undefined || cfg.task.chat === undefined) return [];
+  const dir = resolveTokenizerDir(name);
+  try {
+    loadTokenizerDir(dir);
+    const template = ChatTemplate.fromDir(dir);
+    if (!template.rendersTools || !template.rendersToolCalls) {
+      return [{ path: 'model.tokenizer', message: `${name}: its chat template does not write ${template.rendersTools ? "the assistant's tool calls" : 'the offered tools'}, and chat episodes give the model the calc tool: use a template with tool support (e.g. qwen3)` }];
+    }
+  } catch (err) {
+    return [{ path: 'model.tokenizer', message: `${name} (${dir}): ${(err as Error).message}` }];
+  }
+  return [];
 }
 
 /** Throws a ConfigError (`source` names the config) listing startProblems, if any. */

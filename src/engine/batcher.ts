@@ -10,7 +10,7 @@
  */
 import type { Completion, SamplingParams } from '../domain/types';
 import { GenerationAbortedError, type RowControl } from './row-control';
-import type { PolicyEngine } from './types';
+import type { PolicyEngine, Prompt } from './types';
 
 /** Per-prompt options of BatchingEngine.complete. */
 export interface CompleteOptions extends Omit<RowControl, 'seed'> {
@@ -19,7 +19,7 @@ export interface CompleteOptions extends Omit<RowControl, 'seed'> {
 }
 
 interface Pending {
-  prompt: string;
+  prompt: Prompt;
   params: SamplingParams;
   group: string;
   control: RowControl;
@@ -67,7 +67,7 @@ export class BatchingEngine {
     return this.engine.scoreTokens(promptIds, tokenIds, temperature);
   }
 
-  complete(prompt: string, params: SamplingParams, options: CompleteOptions = {}): Promise<Completion> {
+  complete(prompt: Prompt, params: SamplingParams, options: CompleteOptions = {}): Promise<Completion> {
     const { group, ...control } = options;
     return new Promise<Completion>((resolve, reject) => {
       const signal = control.signal;

@@ -12,6 +12,7 @@
  */
 import type { Completion, FinishReason, SamplingParams } from '../domain/types';
 import type { TextTokenizer } from '../model/tokenizer-types';
+import type { Prompt } from './types';
 
 export interface RemoteEngineOptions {
   /** e.g. http://127.0.0.1:8000/v1 */
@@ -151,9 +152,9 @@ export class RemoteOpenAIEngine {
     return this.o.baseUrl;
   }
 
-  /** `model`: another served name than the client's (a LoRA adapter on its server). */
-  async complete(prompt: string, params: SamplingParams, signal?: AbortSignal, model?: string): Promise<Completion> {
-    const promptIds = this.o.tokenizer.encode(prompt);
+  /** `model`: another served name than the client's (a LoRA adapter on its server). A prompt of ids is sent as it is. */
+  async complete(prompt: Prompt, params: SamplingParams, signal?: AbortSignal, model?: string): Promise<Completion> {
+    const promptIds = typeof prompt === 'string' ? this.o.tokenizer.encode(prompt) : [...prompt];
     const url = `${this.o.baseUrl.replace(/\/$/, '')}/completions`;
     let res: Response;
     try {

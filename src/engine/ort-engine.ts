@@ -8,7 +8,7 @@ import { KvPingPong } from './kv-cache';
 import { PrefixKvCache, type PrefixCacheStats } from './prefix-cache';
 import { SamplerScratch, tokenLogprob } from './sampling';
 import type { RowControl } from './row-control';
-import type { PolicyEngine } from './types';
+import type { PolicyEngine, Prompt } from './types';
 
 export interface OrtEngineInit {
   /** ONNX model bytes from exportOnnx. */
@@ -94,9 +94,9 @@ export class OrtEngine implements PolicyEngine {
     return tokenIds.map((t, i) => tokenLogprob(logits, (promptIds.length - 1 + i) * V, V, t, temperature));
   }
 
-  async generate(prompts: string[], params: SamplingParams, options: GenerateOptions = {}): Promise<Completion[]> {
+  async generate(prompts: readonly Prompt[], params: SamplingParams, options: GenerateOptions = {}): Promise<Completion[]> {
     const rows = prompts.map((p, i) => {
-      const ids = this.tokenizer.encode(p);
+      const ids = typeof p === 'string' ? this.tokenizer.encode(p) : [...p];
       if (ids.length === 0) throw new RangeError(`prompt ${i} encodes to no tokens`);
       const control = options.rows?.[i];
       const own = control?.seed ?? options.seeds?.[i];

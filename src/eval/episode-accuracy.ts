@@ -52,7 +52,7 @@ export interface EpisodeAccuracyReport {
  * The held-out problems of an evaluation: distinct problems of the part (task.split subproblem), or
  * the whole-expression held-out split (expression), each part a seed stream of its own.
  */
-function heldOutProblems(opts: EpisodeAccuracyOptions): ArithProblem[] {
+export function heldOutProblems(opts: Pick<EpisodeAccuracyOptions, 'seed' | 'problems' | 'difficulty' | 'scheme' | 'part'>): ArithProblem[] {
   const part = opts.part ?? 'validation';
   const scheme = opts.scheme ?? 'expression';
   const seed = part === 'validation' ? opts.seed ^ 0x0e7a_1bed : opts.seed ^ 0x7e57_5e7d;

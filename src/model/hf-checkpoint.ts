@@ -5,7 +5,12 @@
  * exportLlamaOnnx); weights sync
  * writes its files into a directory vLLM reads.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { getJson, type BlobStore } from '../store/blob-store';
+import { REPO_ROOT } from '../paths';
+import { DEFAULT_TOKENIZER_PATH, loadTokenizer, tokenizerFromDirFiles } from './tokenizer';
+import type { TextTokenizer } from './tokenizer-types';
 import type { BlobRef } from '../domain/types';
 import { HfFormatError, importHf } from './hf-export';
 import { exportOnnx } from './onnx-export';
@@ -68,3 +73,30 @@ export async function onnxOfWeights(store: BlobStore, weights: PublishedWeights)
   const { config, weights: w } = importHf(configJson, encodeSafetensors([...tensors]));
   return exportOnnx(config, w, meta);
 }
+
+/**
+ * The tokenizer of published weights: a torch checkpoint made over another tokenizer (model.tokenizer,
+ * chat mode) ships its tokenizer.json and tokenizer_config.json, which the engine must encode and stop
+ * with; every other checkpoint is the project's tokenizer, as before.
+ */
+export async function tokenizerOfWeights(store: BlobStore, weights: PublishedWeights): Promise<TextTokenizer> {
+  const project = loadTokenizer();
+  if (!weights.hf) return project;
+  const files = (await readHfManifest(store, weights.hf)).files;
+  const json = files['tokenizer.json'];
+  const config = files['tokenizer_config.json'];
+  if (!json || !config) return project;
+  let tok = shippedTokenizers.get(json.sha256);
+  if (!tok) {
+    const parsed = await getJson<object>(store, json);
+    const cfg = await getJson<Record<string, unknown>>(store, config);
+    // The project's own tokenizer.json (every checkpoint before chat mode): its tokenizer, exactly as before.
+    tok = JSON.stringify(parsed) === JSON.stringify(projectTokenizerJson()) ? project : tokenizerFromDirFiles(parsed, cfg, `checkpoint ${weights.hf.sha256.slice(0, 12)}`);
+    shippedTokenizers.set(json.sha256, tok);
+  }
+  return tok;
+}
+
+const shippedTokenizers = new Map<string, TextTokenizer>();
+let projectJson: object | undefined;
+const projectTokenizerJson = (): object => (projectJson ??= JSON.parse(fs.readFileSync(path.join(REPO_ROOT, DEFAULT_TOKENIZER_PATH), 'utf8')) as object);

@@ -111,13 +111,17 @@ export function loadTokenizerDir(dir: string): TextTokenizer {
   let tok = cache.get(key);
   if (tok === undefined) {
     const config = JSON.parse(fs.readFileSync(path.join(resolved, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
-    const eos = tokenContent(config.eos_token);
-    if (eos === undefined) throw new Error(`${resolved}/tokenizer_config.json has no eos_token`);
-    const json = JSON.parse(fs.readFileSync(path.join(resolved, 'tokenizer.json'), 'utf8')) as object;
-    tok = new HfTextTokenizer(new Tokenizer(json, { ...config, clean_up_tokenization_spaces: false }), { eos, pad: tokenContent(config.pad_token) ?? eos });
+    tok = tokenizerFromDirFiles(JSON.parse(fs.readFileSync(path.join(resolved, 'tokenizer.json'), 'utf8')) as object, config, resolved);
     cache.set(key, tok);
   }
   return tok;
+}
+
+/** A model directory's tokenizer from its two files' contents (loadTokenizerDir; a checkpoint's files in the blob store). */
+export function tokenizerFromDirFiles(tokenizerJson: object, config: Record<string, unknown>, where = 'the model directory'): TextTokenizer {
+  const eos = tokenContent(config.eos_token);
+  if (eos === undefined) throw new Error(`${where}/tokenizer_config.json has no eos_token`);
+  return new HfTextTokenizer(new Tokenizer(tokenizerJson, { ...config, clean_up_tokenization_spaces: false }), { eos, pad: tokenContent(config.pad_token) ?? eos });
 }
 
 /** tokenizer_config.json writes a special token as a string or as an AddedToken object with `content`. */

@@ -13,6 +13,11 @@ export interface TimelineCounts {
   driftRepaired: number;
   /** With snapDetection: survivors by why they part from their nearest neighbour. */
   snaps?: Partial<Record<SnapReason, number>>;
+  /**
+   * Chat episodes (task.chat): each episode's full-render check (src/chat checkConversation), its
+   * mismatches by kind, and the model ids masked out because they could not be aligned.
+   */
+  chat?: Record<string, number>;
 }
 
 export function emptyCounts(withSnaps: boolean): TimelineCounts {
@@ -28,6 +33,10 @@ export function addCounts(into: TimelineCounts, c: TimelineCounts): void {
   into.driftRepaired += c.driftRepaired;
   if (into.snaps && c.snaps) {
     for (const [reason, n] of Object.entries(c.snaps) as Array<[SnapReason, number]>) into.snaps[reason] = (into.snaps[reason] ?? 0) + n;
+  }
+  if (c.chat) {
+    into.chat ??= {};
+    for (const [kind, n] of Object.entries(c.chat)) into.chat[kind] = (into.chat[kind] ?? 0) + n;
   }
 }
 

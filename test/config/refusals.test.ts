@@ -58,6 +58,12 @@ const EXAMPLES: Array<Record<string, unknown>> = [
   { rollout: { kind: 'agent' }, rl: { dynamicSampling: { enabled: true }, async: { maxStaleness: 1 } }, inference: synced },
   { rl: { steps: 0, dynamicSampling: { enabled: true } }, compare: { filteredSft: true, rft: true }, task: { kind: 'grid' }, inference: synced },
   { init: { fromRun: 'r' }, compare: { moreSft: true, filteredSft: true, rft: true }, task: { demoToolUseRate: 0.5, extraDemonstrations: { difficulty: {}, problems: 1 } }, rl: { dynamicSampling: { enabled: true } }, workflow: { continueAsNewEvery: 2 }, inference: synced },
+  { model: { tokenizer: 'qwen3' } },
+  { task: { chat: {} } },
+  { task: { chat: { tokenizer: 'other' } }, model: { tokenizer: 'qwen3' } },
+  { task: { kind: 'grid', chat: {} }, rollout: { kind: 'horizon' }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' } },
+  { task: { chat: {} }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' }, rollout: { kind: 'standard' }, inference: { ...openai, openai: { ...openai.openai, tokenizer: 't' } } },
+  { task: { chat: {} }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' }, rollout: { kind: 'standard' }, rl: { async: { maxStaleness: 1 } }, compare: { rft: true } },
 ].map((e) => ('key' in e ? grid({ rollout: { [e.key as string]: flip(JSON.parse(e.value as string)) } }) : e));
 
 /** A value of the same kind other than `v`. */

@@ -8,3 +8,5 @@ export * from './reward';
 export * from './sft';
 export * from './task';
 export * from './splits';
+export * from './chat-episode';
+export * from './chat-sft';
