@@ -8,14 +8,14 @@
  * render check's mismatches counted); the evaluations play the same episodes in-process.
  */
 import { Context } from '@temporalio/activity';
-import type { Completion } from '../src/domain/types';
+import type { AgentRole, Completion, RemoteEngineRef, SamplingParams } from '../src/domain/types';
+import type { WeightsInfo } from '../src/contracts/weights';
 import type { Prompt } from '../src/engine/types';
 import type { Sample } from '../src/domain/types';
 import { loadChatModel, MISMATCH_KINDS, type ChatModel, type ConversationOptions } from '../src/chat';
 import { advanceKeptEpisode, keptSample, type KeptEpisode } from '../src/chat/kept-episode';
 import type { ChatEpisodeSamplesInput, ChatSpec, ChatTurnInput, ChatTurnResult, EvaluateChatEpisodesInput } from '../src/contracts/chat-episode';
 import { writeSampleSet, type SampleSetRef } from '../src/contracts/sample-set';
-import type { GenerateInput } from './inference';
 import type { EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
 import { heldOutProblems } from '../src/eval/episode-accuracy';
 import { evaluateChatAccuracy } from '../src/eval/chat-accuracy';
@@ -26,7 +26,8 @@ import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
 import type { TimelineCounts } from '../src/timeline/counts';
 import type { EngineCache } from './engine-cache';
 
-type Complete = (input: Omit<GenerateInput, 'prompt'>, prompt: Prompt) => Promise<{ completion: Completion; weightVersion: number }>;
+/** activities/inference.ts's completion of a prompt by the embedded engine or the input's remote server. */
+type Complete = (input: { weights: WeightsInfo; role: AgentRole; params: SamplingParams; remote?: RemoteEngineRef }, prompt: Prompt) => Promise<{ completion: Completion; weightVersion: number }>;
 
 /** The conversation options of task.chat: the calc tool, the template's thinking switch, vLLM's qwen3 reasoning parser when thinking. */
 export function chatConversationOptions(chat: Pick<ChatSpec, 'enableThinking'>): ConversationOptions {

@@ -1,7 +1,6 @@
 /** Chat episodes' activity payloads (task.chat, docs/chat.md): the kept conversation travels by reference. */
 import type { ChatMessage, ParsedTurn } from '../chat';
 import type { BlobRef, FinishReason, RemoteEngineRef, SamplingParams } from '../domain/types';
-import type { EpisodeAccuracyReport } from '../eval/episode-accuracy';
 import type { WeightsInfo } from './weights';
 
 /** task.chat once parsed: its tokenizer is model.tokenizer's. */
@@ -50,5 +49,3 @@ export interface EvaluateChatEpisodesInput {
   sampled?: { temperature: number; topP: number };
   samplesPerProblem?: number;
 }
-
-export type { EpisodeAccuracyReport };

@@ -4,7 +4,6 @@
  * advanceKeptEpisode), in-process on one engine, greedy and optionally sampled with a seed per episode.
  */
 import type { Completion, SamplingParams } from '../domain/types';
-import type { Prompt } from '../engine/types';
 import { advanceKeptEpisode, type KeptEpisode } from '../chat/kept-episode';
 import type { ChatModel, ConversationOptions } from '../chat';
 import { episodeSeed } from '../planact/sampling-seed';
@@ -15,7 +14,8 @@ import type { EpisodeAccuracyReport } from './episode-accuracy';
 
 export interface ChatEngine {
   readonly weightVersion: number;
-  complete(prompt: Prompt, params: SamplingParams): Promise<Completion>;
+  /** A completion of these prompt ids (the embedded engine takes ids as a prompt). */
+  complete(prompt: readonly number[], params: SamplingParams): Promise<Completion>;
 }
 
 export interface ChatAccuracyOptions {

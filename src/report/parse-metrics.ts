@@ -66,6 +66,8 @@ const RlStepSchema = z.strictObject({
       tokensAfter: nonNegativeMetric,
       driftRepaired: nonNegativeMetric,
       snaps: z.partialRecord(z.enum(['text', 'tokens', 'tools', 'author', 'length']), nonNegativeMetric).optional(),
+      // Chat episodes (task.chat): the full-render check's mismatches by kind, and unalignedModelIds.
+      chat: z.record(z.string(), nonNegativeMetric).optional(),
     })
     .optional(),
   tree: z

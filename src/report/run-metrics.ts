@@ -76,6 +76,8 @@ export interface RlStepTimelines {
   tokensAfter: number;
   driftRepaired: number;
   snaps?: Partial<Record<'text' | 'tokens' | 'tools' | 'author' | 'length', number>>;
+  /** Chat episodes (task.chat): the full-render check's mismatches by kind, and unalignedModelIds. */
+  chat?: Record<string, number>;
 }
 
 export type TrainingPhase = 'sft' | 'rl';
