@@ -8,7 +8,7 @@ import type { KeyProblem } from '../config/refusals';
 import type { MlflowRunRef } from '../contracts/tracking';
 
 export type { MlflowRunRef };
-import { mlflowCall, MlflowError, type MlflowEndpoint } from './mlflow-client';
+import { mlflowCall, mlflowCredentials, MlflowError, type MlflowEndpoint } from './mlflow-client';
 import { splitBatch, tagValue, type MlflowBatch, type MlflowKeyValue } from './mlflow-batch';
 
 /** The tag that names a run's workflow id: the key a retried or resumed run finds its MLflow run by. */
@@ -30,7 +30,9 @@ export async function ensureExperiment(ep: MlflowEndpoint, name: string): Promis
   const uriProblem = (err: MlflowError): { problem: KeyProblem } => ({
     problem: {
       path: 'tracking.mlflow.uri',
-      message: err.unauthorized ? `${err.message}: set MLFLOW_TRACKING_TOKEN to a token this server accepts` : err.message,
+      message: err.unauthorized
+        ? `${err.message} (sent: ${mlflowCredentials(ep).described}): set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN, to credentials this server accepts`
+        : err.message,
     },
   });
   let found: Experiment | undefined;
