@@ -10,7 +10,7 @@ import type { RunConfig } from '../src/config/schema';
 import type { MetricsLine } from '../src/report/run-metrics';
 import { metricsOfLine, paramsOfConfig } from '../src/tracking/mlflow-batch';
 import { MlflowError } from '../src/tracking/mlflow-client';
-import { ensureExperiment, logBatch, openRun, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
+import { ensureExperiment, logBatch, openRun, pointsNotLogged, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
 import { workflowUiUrl } from '../src/viewer/links';
 
 export interface OpenTrackingInput {
@@ -61,9 +61,14 @@ export function createTrackingActivities({ temporalUiUrl }: { temporalUiUrl?: st
     },
 
     async logTracking(input: LogTrackingInput): Promise<void> {
+      const ep = { uri: input.run.uri };
       const metrics = input.lines.flatMap((l) => metricsOfLine(l, input.timestamp));
-      // A heartbeat per request written (a kill test freezes after the first).
-      await failureOf(() => logBatch({ uri: input.run.uri }, input.run, { metrics }, (written) => heartbeat({ written })));
+      await failureOf(async () => {
+        // A step redone after a resume keeps the points MLflow holds for it (a retry's are there already).
+        const fresh = await pointsNotLogged(ep, input.run, metrics);
+        // A heartbeat per request written (a kill test freezes after the first).
+        await logBatch(ep, input.run, { metrics: fresh }, (written) => heartbeat({ written }));
+      });
     },
 
     async setTrackingStatus(input: { run: MlflowRunRef; status: MlflowRunStatus; endTime?: number }): Promise<void> {

@@ -4,6 +4,7 @@
  * the local default and nothing answers there (like the Temporal dev server, left running for its
  * UI), and the tests start their own on a free port.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from '../../src/paths';
@@ -21,6 +22,12 @@ export interface MlflowServerOptions {
   /** Holds mlflow.db (runs, parameters, metrics) and artifacts/. */
   dir: string;
   logFile: string;
+  /**
+   * MLflow's basic-auth app (`--app-name basic-auth`), its users in <dir>/basic_auth.db: user
+   * `admin` with this password, anyone else refused (401), everyone may read. For the tests of
+   * refused credentials; the main job's local server has no authentication.
+   */
+  basicAuth?: { adminPassword: string };
 }
 
 export interface RunningMlflow {
@@ -41,7 +48,8 @@ export async function startMlflowServer(opts: MlflowServerOptions): Promise<Runn
   ];
   // Its own process group (detached: it outlives the main job, for its UI), so stop() reaches uvicorn's worker too.
   // No job execution (GenAI scorers; seven Huey consumer processes by default): tracking needs none.
-  const env = { ...process.env, MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', MLFLOW_SERVER_JOB_ENABLE_PERIODIC_TASKS: 'false' };
+  const env = { ...process.env, MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', MLFLOW_SERVER_JOB_ENABLE_PERIODIC_TASKS: 'false', ...(opts.basicAuth ? basicAuthSetup(opts.dir, opts.basicAuth.adminPassword) : {}) };
+  if (opts.basicAuth) args.push('--app-name', 'basic-auth');
   const { child, exitCode, exited } = spawnLogged(mlflowBin(), args, { logFile: opts.logFile, detached: true, env });
   const uri = `http://127.0.0.1:${opts.port}`;
   // A cold start (imports, the database's migrations) takes ~16 s on 2 cores.
@@ -62,6 +70,21 @@ export async function startMlflowServer(opts: MlflowServerOptions): Promise<Runn
       await exited;
     },
   };
+}
+
+/** The basic-auth app's config file (mlflow/server/auth/basic_auth.ini's keys) and the environment that points the server at it. */
+function basicAuthSetup(dir: string, adminPassword: string): Record<string, string> {
+  const ini = path.resolve(dir, 'basic_auth.ini');
+  const lines = [
+    '[mlflow]',
+    'default_permission = READ',
+    `database_uri = sqlite:///${path.resolve(dir, 'basic_auth.db')}`,
+    'admin_username = admin',
+    'authorization_function = mlflow.server.auth:authenticate_request_basic_auth',
+  ];
+  fs.writeFileSync(ini, `${lines.join('\n')}\n`);
+  // The admin's password is read when its user store is made; the app's CSRF protection needs a secret key.
+  return { MLFLOW_AUTH_CONFIG_PATH: ini, MLFLOW_AUTH_ADMIN_PASSWORD: adminPassword, MLFLOW_FLASK_SERVER_SECRET_KEY: randomBytes(16).toString('hex') };
 }
 
 export async function startMlflowOnFreePort(opts: Omit<MlflowServerOptions, 'port'>): Promise<RunningMlflow> {

@@ -586,7 +586,8 @@ export const TrackingSchema = z
         /**
          * The MLflow tracking server (REST API), e.g. http://127.0.0.1:5000, the local default that
          * the main job starts (`mlflow server`, SQLite under .data/mlflow) when nothing answers there.
-         * Its token, if it needs one, from MLFLOW_TRACKING_TOKEN in the environment of the main job and workers.
+         * Its credentials, if it needs some, from the environment of the main job and workers, as MLflow's
+         * client reads them: MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, else MLFLOW_TRACKING_TOKEN.
          */
         uri: z.url({ protocol: /^https?$/ }),
         /** The MLflow experiment the run goes into (made if missing); one run per workflow id. */

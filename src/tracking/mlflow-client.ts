@@ -1,8 +1,10 @@
 /**
  * A small client of MLflow's tracking REST API (https://mlflow.org/docs/latest/rest-api.html), the
  * calls a run needs: experiments, runs found by a tag, log-batch, status. MLflow ships no client for
- * Node; the API is plain JSON over HTTP. The token, if the server needs one, comes from
- * MLFLOW_TRACKING_TOKEN, as MLflow's own clients read it.
+ * Node; the API is plain JSON over HTTP. Credentials, if the server needs them, come from the
+ * environment as MLflow's own client reads them: MLFLOW_TRACKING_USERNAME and
+ * MLFLOW_TRACKING_PASSWORD (basic auth, what `mlflow server --app-name basic-auth` takes), else
+ * MLFLOW_TRACKING_TOKEN (a bearer token).
  */
 
 /** A refusal or failure of the tracking server: HTTP status and MLflow's error code when it answered, none when unreachable. */
@@ -21,7 +23,7 @@ export class MlflowError extends Error {
     return this.status === undefined;
   }
 
-  /** The server refused the token (or asked for one). */
+  /** The server refused the credentials (or asked for some). */
   get unauthorized(): boolean {
     return this.status === 401 || this.status === 403;
   }
@@ -36,18 +38,31 @@ export interface MlflowEndpoint {
   uri: string;
   /** Default: MLFLOW_TRACKING_TOKEN from the environment. */
   token?: string;
+  /** Basic auth, taken before a token as MLflow's client does. Default: MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD. */
+  username?: string;
+  password?: string;
   timeoutMs?: number;
 }
 
-export async function mlflowCall<T>(ep: MlflowEndpoint, method: 'GET' | 'POST', api: string, body?: Record<string, unknown>): Promise<T> {
+/** The credentials `ep` sends: basic auth when a user name and password are set, else a bearer token, else none. */
+export function mlflowCredentials(ep: MlflowEndpoint): { header?: string; described: string } {
+  const username = ep.username ?? process.env.MLFLOW_TRACKING_USERNAME;
+  const password = ep.password ?? process.env.MLFLOW_TRACKING_PASSWORD;
+  if (username && password) return { header: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`, described: `user '${username}' and a password (MLFLOW_TRACKING_USERNAME, MLFLOW_TRACKING_PASSWORD)` };
   const token = ep.token ?? process.env.MLFLOW_TRACKING_TOKEN;
+  if (token) return { header: `Bearer ${token}`, described: 'a token (MLFLOW_TRACKING_TOKEN)' };
+  return { described: 'no credentials' };
+}
+
+export async function mlflowCall<T>(ep: MlflowEndpoint, method: 'GET' | 'POST', api: string, body?: Record<string, unknown>): Promise<T> {
+  const auth = mlflowCredentials(ep).header;
   let url = `${ep.uri.replace(/\/+$/, '')}/api/2.0/mlflow/${api}`;
   if (method === 'GET' && body) url += `?${new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
   let res: Response;
   try {
     res = await fetch(url, {
       method,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
       ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
       signal: AbortSignal.timeout(ep.timeoutMs ?? 30_000),
     });

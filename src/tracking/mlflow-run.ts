@@ -8,8 +8,8 @@ import type { KeyProblem } from '../config/refusals';
 import type { MlflowRunRef } from '../contracts/tracking';
 
 export type { MlflowRunRef };
-import { mlflowCall, MlflowError, type MlflowEndpoint } from './mlflow-client';
-import { splitBatch, tagValue, type MlflowBatch, type MlflowKeyValue } from './mlflow-batch';
+import { mlflowCall, mlflowCredentials, MlflowError, type MlflowEndpoint } from './mlflow-client';
+import { splitBatch, tagValue, type MlflowBatch, type MlflowKeyValue, type MlflowMetric } from './mlflow-batch';
 
 /** The tag that names a run's workflow id: the key a retried or resumed run finds its MLflow run by. */
 export const WORKFLOW_ID_TAG = 'temporal.workflowId';
@@ -30,7 +30,9 @@ export async function ensureExperiment(ep: MlflowEndpoint, name: string): Promis
   const uriProblem = (err: MlflowError): { problem: KeyProblem } => ({
     problem: {
       path: 'tracking.mlflow.uri',
-      message: err.unauthorized ? `${err.message}: set MLFLOW_TRACKING_TOKEN to a token this server accepts` : err.message,
+      message: err.unauthorized
+        ? `${err.message} (sent: ${mlflowCredentials(ep).described}): set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN, to credentials this server accepts`
+        : err.message,
     },
   });
   let found: Experiment | undefined;
@@ -112,6 +114,40 @@ export async function logBatch(ep: MlflowEndpoint, run: MlflowRunRef, batch: Mlf
     await mlflowCall(ep, 'POST', 'runs/log-batch', { run_id: run.runId, ...part });
     afterEach?.(++done);
   }
+}
+
+/**
+ * The points of `metrics` whose metric the run holds no point of at that step yet. MLflow keeps one
+ * point per key, step, timestamp and value, so a step redone by a run resumed from its saved state
+ * (a later time, other values) would add a second; left out here, the run keeps the first, as its
+ * metrics file does. One request when every point is past its metric's latest step (a run's points
+ * come in step order); a metric whose latest step is not behind the batch has its history read.
+ */
+export async function pointsNotLogged(ep: MlflowEndpoint, run: MlflowRunRef, metrics: MlflowMetric[]): Promise<MlflowMetric[]> {
+  if (metrics.length === 0) return metrics;
+  const got = await mlflowCall<{ run: { data: { metrics?: Array<{ key: string; step?: number | string }> } } }>(ep, 'GET', 'runs/get', { run_id: run.runId });
+  const latestStep = new Map((got.run.data.metrics ?? []).map((m) => [m.key, Number(m.step ?? 0)]));
+  const behind = new Set(metrics.filter((m) => m.step <= (latestStep.get(m.key) ?? -Infinity)).map((m) => m.key));
+  const held = new Set<string>();
+  for (const key of behind) for (const step of await loggedSteps(ep, run, key)) held.add(`${step} ${key}`);
+  return metrics.filter((m) => !held.has(`${m.step} ${m.key}`));
+}
+
+/** The steps at which the run holds points of `key` (its whole history, page by page). */
+async function loggedSteps(ep: MlflowEndpoint, run: MlflowRunRef, key: string): Promise<number[]> {
+  const steps: number[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await mlflowCall<{ metrics?: Array<{ step?: number | string }>; next_page_token?: string }>(ep, 'GET', 'metrics/get-history', {
+      run_id: run.runId,
+      metric_key: key,
+      max_results: 25_000,
+      ...(pageToken ? { page_token: pageToken } : {}),
+    });
+    steps.push(...(page.metrics ?? []).map((m) => Number(m.step ?? 0)));
+    pageToken = page.next_page_token || undefined;
+  } while (pageToken);
+  return steps;
 }
 
 export async function setStatus(ep: MlflowEndpoint, run: MlflowRunRef, status: MlflowRunStatus, endTime?: number): Promise<void> {

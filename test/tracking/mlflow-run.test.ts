@@ -10,13 +10,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { metricsFilePath } from '../../activities/run-records';
-import type { MetricsLine } from '../../src/report';
-import { metricsOfLine } from '../../src/tracking/mlflow-batch';
 import { mlflowCall } from '../../src/tracking/mlflow-client';
-import { ensureExperiment, findRun } from '../../src/tracking/mlflow-run';
+import { ensureExperiment } from '../../src/tracking/mlflow-run';
 import { freePort } from '../../scripts/lib/dev-server';
 import { startMlflowOnFreePort, type RunningMlflow } from '../../scripts/lib/mlflow-server';
+import * as mlflowTest from '../helpers/mlflow';
 import { testEnv, tinyRlConfig, type TestEnv } from '../helpers/temporal';
 import { workerProcesses } from '../helpers/worker-processes';
 
@@ -44,39 +42,9 @@ afterAll(async () => {
 
 const tracked = (uri: string, experiment: string) => ({ ...tinyRlConfig(), tracking: { mlflow: { uri, experiment } } });
 
-interface Point {
-  step: number;
-  timestamp: number;
-  value: number;
-}
-
-/** The MLflow run of `workflowId`: status, parameters, tags and every metric's whole history. */
-async function mlflowRunOf(experiment: string, workflowId: string) {
-  const ep = { uri: mlflow.uri };
-  const exp = await ensureExperiment(ep, experiment);
-  if (!('experimentId' in exp)) throw new Error(exp.problem.message);
-  const runId = await findRun(ep, exp.experimentId, workflowId);
-  if (!runId) throw new Error(`no MLflow run for ${workflowId}`);
-  type Kv = { key: string; value: string };
-  const { run } = await mlflowCall<{ run: { info: { status: string }; data: { params?: Kv[]; tags?: Kv[]; metrics?: Array<{ key: string }> } } }>(ep, 'GET', 'runs/get', { run_id: runId });
-  const history = new Map<string, Point[]>();
-  for (const { key } of run.data.metrics ?? []) {
-    const res = await mlflowCall<{ metrics?: Point[] }>(ep, 'GET', 'metrics/get-history', { run_id: runId, metric_key: key, max_results: 10_000 });
-    history.set(key, (res.metrics ?? []).map((m) => ({ step: Number(m.step), timestamp: Number(m.timestamp), value: m.value })));
-  }
-  const byKey = (kvs: Kv[] | undefined) => new Map((kvs ?? []).map((p) => [p.key, p.value]));
-  return { status: run.info.status, params: byKey(run.data.params), tags: byKey(run.data.tags), history };
-}
-
-/** "key@step" of every point MLflow holds, and of every point the run's metrics file asks for. */
-function pointsIn(history: Map<string, Point[]>): string[] {
-  return [...history].flatMap(([key, points]) => points.map((p) => `${key}@${p.step}`)).sort();
-}
-function pointsOfMetricsFile(workflowId: string): string[] {
-  const file = metricsFilePath(ctx.runsDir, workflowId);
-  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as MetricsLine);
-  return lines.flatMap((l) => metricsOfLine(l, 0)).map((m) => `${m.key}@${m.step}`).sort();
-}
+const mlflowRunOf = (experiment: string, workflowId: string) => mlflowTest.mlflowRunOf(mlflow.uri, experiment, workflowId);
+const pointsOfMetricsFile = (workflowId: string) => mlflowTest.pointsOfMetricsFile(ctx.runsDir, workflowId);
+const { pointsIn } = mlflowTest;
 
 it('refuses a run whose tracking URI does not answer, naming tracking.mlflow.uri, before anything is logged', async () => {
   workers.spawnWorker('orchestration');
