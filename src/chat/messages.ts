@@ -45,6 +45,29 @@ export function asVllmRenders(messages: readonly ChatMessage[]): ChatMessage[] {
   });
 }
 
+/**
+ * The request's tools as vLLM's server hands them to the template (`tool.model_dump()` of its
+ * ChatCompletionToolsParam, vllm/entrypoints/openai/chat_completion/protocol.py): `type` and
+ * `function` only; in the function `name`, `description` and `parameters` (null when left out), then
+ * `strict` and `defer_loading` only when set; other keys dropped. A template that writes
+ * `tool | tojson` (Qwen3) writes exactly these keys.
+ */
+export function asVllmTools(tools: readonly unknown[]): ToolSpec[] {
+  return tools.map((t) => {
+    const tool = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
+    const f = (typeof tool.function === 'object' && tool.function !== null ? tool.function : {}) as Record<string, unknown>;
+    const defer = tool.defer_loading ?? f.defer_loading;
+    const fn = {
+      name: f.name,
+      description: f.description ?? null,
+      parameters: f.parameters ?? null,
+      ...(f.strict !== undefined && f.strict !== null ? { strict: f.strict } : {}),
+      ...(defer !== undefined && defer !== null ? { defer_loading: defer } : {}),
+    };
+    return { type: 'function', function: fn, ...(tool.defer_loading !== undefined && tool.defer_loading !== null ? { defer_loading: tool.defer_loading } : {}) } as unknown as ToolSpec;
+  });
+}
+
 function argumentsObject(args: string | Record<string, unknown>, where: string): Record<string, unknown> {
   if (typeof args !== 'string') return args;
   if (args === '') return {};

@@ -6,16 +6,16 @@
  * dropping their thinking) or a tokenizer that would split the model's text differently cannot
  * shift what was trained. checkConversation says where a full render would differ.
  *
- * The delta is verl's idea (agent_loop/tool_agent_loop.py), made exact for the text between turns:
- * the new messages are rendered after a fixed base conversation [user, assistant], and the delta is
- * everything after the base assistant's end-of-turn token — ChatML's "\n" after <|im_end|> included,
- * which the engine's output (ending at <|im_end|>) does not hold.
+ * The delta (env-delta.ts) is verl's idea, made exact for the text between turns.
  */
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { loadTokenizerDir } from '../model/tokenizer';
 import { parseModelTurn, type ParsedTurn } from './hermes';
 import { asVllmRenders, type AssistantMessage, type ChatMessage, type ToolSpec } from './messages';
+import { ConversationError, envDeltaText, trailingTurnText } from './env-delta';
 import { ChatTemplate } from './template';
+
+export { ConversationError } from './env-delta';
 
 /** A model directory's template and tokenizer. */
 export interface ChatModel {
@@ -42,16 +42,6 @@ export interface IdSpan {
   end: number;
 }
 
-export class ConversationError extends Error {
-  constructor(
-    readonly kind: 'no-pending-messages' | 'prompt-not-taken' | 'delta-not-found',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ConversationError';
-  }
-}
-
 /** A conversation's whole state as JSON: stored between two chat-turn activities and given back by restore(). */
 export interface TokenConversationSnapshot {
   ids: number[];
@@ -62,9 +52,6 @@ export interface TokenConversationSnapshot {
   pending: ChatMessage[];
   awaitingModel: boolean;
 }
-
-const BASE_USER = 'durable-rl base user 5c1e';
-const BASE_ASSISTANT = 'durable-rl base assistant 9a7f';
 
 export class TokenConversation {
   readonly ids: number[] = [];
@@ -164,46 +151,14 @@ export class TokenConversation {
     this.spans.push({ source, start, end: this.ids.length });
   }
 
-  /**
-   * The text the template puts after the last model turn's end-of-turn token for these messages. The
-   * base's assistant carries the last turn's tool calls (templates may pair results with calls) but a
-   * marker for content, which locates the end of its turn in the render.
-   */
+  /** The text the template puts after the last model turn's end-of-turn token for these messages (env-delta.ts). */
   private envDelta(messages: readonly ChatMessage[]): string {
-    const last = this.messages.at(-1);
-    const calls = last?.role === 'assistant' && last.tool_calls !== undefined ? { tool_calls: last.tool_calls } : {};
-    return this.afterBaseTurn([{ role: 'assistant', content: BASE_ASSISTANT, ...calls }, ...messages], true);
+    return envDeltaText((m, g) => this.render(m, g), this.model.tokenizer.eosToken, this.messages.at(-1), messages);
   }
 
   /** The text a template puts after an assistant turn's end-of-turn token when nothing follows (ChatML: "\n"). */
   trailingText(): string {
-    return this.afterBaseTurn([{ role: 'assistant', content: BASE_ASSISTANT }], false);
-  }
-
-  /**
-   * The render of [base user, ...rest] after the base assistant's end-of-turn token: found after the
-   * assistant's marker, or, for a template that does not write that content, as the first
-   * end-of-turn token past those of the base user's own render.
-   */
-  private afterBaseTurn(rest: readonly ChatMessage[], addGenerationPrompt: boolean): string {
-    const eos = this.model.tokenizer.eosToken;
-    const user: ChatMessage = { role: 'user', content: BASE_USER };
-    const text = this.render([user, ...rest], addGenerationPrompt);
-    const marker = text.indexOf(BASE_ASSISTANT);
-    let end = -1;
-    if (marker >= 0) end = text.indexOf(eos, marker + BASE_ASSISTANT.length);
-    else {
-      const before = this.render([user], false).split(eos).length - 1;
-      for (let n = 0, at = -1; n <= before; n++) {
-        at = text.indexOf(eos, at + 1);
-        end = at;
-        if (at < 0) break;
-      }
-    }
-    if (end < 0) {
-      throw new ConversationError('delta-not-found', `the template does not end an assistant turn with the tokenizer's end-of-turn token ${JSON.stringify(eos)}`);
-    }
-    return text.slice(end + eos.length);
+    return trailingTurnText((m, g) => this.render(m, g), this.model.tokenizer.eosToken);
   }
 }
 

@@ -13,6 +13,12 @@
  * would have got. Streams are forwarded chunk by chunk as they arrive; the closing `[DONE]` waits
  * until the call is recorded (a failed recording is an error event in its place).
  *
+ * With `tokenInTokenOut` (the served model's tokenizer directory, upstream-tito.ts) a recorded chat
+ * conversation is kept as the ids the server saw and returned, and a request that extends it is sent
+ * as those ids plus its new messages' delta (vLLM's `kv_transfer_params.prompt_token_ids`), so a
+ * template that rewrites history cannot change what the model is shown, and the calls merge into
+ * one sample; its recorded prompt is the kept pieces and the delta.
+ *
  * With `apiKey` the proxy checks clients' keys (http-server.ts) and keeps them: the upstream gets
  * `upstreamApiKey` or no Authorization at all. Without `apiKey`, the client's Authorization goes
  * upstream as it came (the proxy is transparent), unless `upstreamApiKey` replaces it.
@@ -25,7 +31,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { captureTimeline } from '../timeline/capture';
+import { captureTimeline, type PromptMessage } from '../timeline/capture';
 import type { Timeline } from '../timeline/types';
 import { checkEpisodeId } from './episode-ids';
 import { checkApiKey } from './api-key';
@@ -33,6 +39,7 @@ import { GatewayError } from './errors';
 import { createHttpServer } from './http-server';
 import type { TimelineRecorder } from './server';
 import { chatBoundaries, inParallel, promptMessages, upstreamTokens } from './upstream-split';
+import type { TitoPlan, TokenInTokenOut } from './upstream-tito';
 import { engineCalls, isEmptyChunk, isObject, recordingRequest, StreamedCalls, stripUnasked, type Asked, type EngineCall, type Endpoint, type JsonObject } from './upstream-tokens';
 
 export interface RecordingProxyOptions {
@@ -48,6 +55,13 @@ export interface RecordingProxyOptions {
   apiKey?: string;
   /** The key sent upstream (its /v1 routes, /tokenize, /detokenize) in place of whatever the client sent. */
   upstreamApiKey?: string;
+  /**
+   * Token-in/token-out (upstream-tito.ts; loadTokenInTokenOut with the served model's tokenizer
+   * directory): each recorded chat conversation is kept as the ids the server saw and returned, and a
+   * request that extends it is sent as those ids and the new messages' delta. Left out, the server
+   * renders every request's messages.
+   */
+  tokenInTokenOut?: TokenInTokenOut;
 }
 
 /** The largest request body forwarded (docs/gateway.md): a real model's context and images need more than the embedded gateway's 4 MiB. */
@@ -168,23 +182,63 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
     return typeof a === 'string' && a !== '' ? a : 'agent';
   };
 
-  /** The engine's calls as timelines: the prompt split per message where the engine's template allows (chat), every text the engine's own. */
-  const timelinesOf = async (kind: Endpoint, body: JsonObject, calls: EngineCall[], responseId: string | undefined, req: FastifyRequest): Promise<Timeline[]> => {
+  /**
+   * The engine's calls as timelines: the prompt split per message where the engine's template allows
+   * (chat), every text the engine's own; a call sent token-in (plan.extends) has the pieces it was
+   * made of. `keep` then keeps the calls for token-in/token-out, once they are recorded.
+   */
+  const timelinesOf = async (kind: Endpoint, body: JsonObject, calls: EngineCall[], responseId: string | undefined, req: FastifyRequest, plan?: TitoPlan): Promise<{ timelines: Timeline[]; keep: () => void }> => {
     const auth = upstreamAuthorization(req);
     const model = typeof body.model === 'string' ? body.model : '';
     const tools = Array.isArray(body.tools) && body.tools.length > 0 ? JSON.stringify(body.tools) : '';
     const call = `${responseId ?? 'call'}~${randomUUID().slice(0, 8)}`;
     // A chat's n choices share one prompt: split once.
     let bounds: number[] = [];
+    let sentIds: PromptMessage[] | undefined;
     if (kind === 'chat') {
-      bounds = await chatBoundaries(tokens, body, calls[0]!.promptTokenIds, auth);
+      const prompt = calls[0]!.promptTokenIds;
+      const ext = plan?.extends;
+      if (ext && sameIds(prompt, ext.promptIds)) sentIds = [...ext.kept, { text: await tokens.detokenize(model, ext.delta, auth), tokenIds: ext.delta }];
+      else if (ext) once('tito-ignored', `recording proxy: the upstream did not take the kept ids as the prompt (kv_transfer_params.prompt_token_ids; vLLM takes them from 0.32 on): it rendered the messages itself, so conversations merge only where its template is append-only`);
+      if (!sentIds) bounds = await chatBoundaries(tokens, body, prompt, auth);
       const messages = Array.isArray(body.messages) ? body.messages.length : 0;
-      if (bounds.length === 0 && messages > 1) once('no-split', `recording proxy: ${root}/tokenize gave no message boundaries inside a ${messages}-message prompt; such prompts are recorded as one message (they still train, but merge with no other call)`);
+      if (!sentIds && bounds.length === 0 && messages > 1) once('no-split', `recording proxy: ${root}/tokenize gave no message boundaries inside a ${messages}-message prompt; such prompts are recorded as one message (they still train, but merge with no other call)`);
     }
-    return inParallel(calls, async (c) => {
-      const [prompt, text] = await Promise.all([promptMessages(tokens, model, c.promptTokenIds, bounds, auth), tokens.detokenize(model, c.tokenIds, auth)]);
+    const keeps: Array<() => void> = [];
+    const timelines = await inParallel(calls, async (c) => {
+      const [prompt, text] = await Promise.all([sentIds ?? promptMessages(tokens, model, c.promptTokenIds, bounds, auth), tokens.detokenize(model, c.tokenIds, auth)]);
+      const tito = opts.tokenInTokenOut;
+      if (tito && plan) {
+        keeps.push(() => {
+          const why = guarded(() => tito.keep(plan, body, c, prompt, text, sentIds !== undefined));
+          if (why) once(`tito-${why.kind}`, `recording proxy: ${why.text}`);
+        });
+      }
       return captureTimeline({ id: `${call}-${c.index}`, agent: agentOf(req), tools, prompt, output: { text, tokenIds: c.tokenIds, logprobs: c.logprobs } });
     });
+    return { timelines, keep: () => keeps.forEach((k) => k()) };
+  };
+
+  /** Token-in/token-out's plan for a recorded chat request (undefined when it is off), its notice said once. */
+  const planOf = (kind: Endpoint, body: JsonObject, episode: string, req: FastifyRequest): TitoPlan | undefined => {
+    const tito = opts.tokenInTokenOut;
+    if (kind !== 'chat' || tito === undefined) return undefined;
+    const planned: { plan?: TitoPlan } = {};
+    const failed = guarded(() => {
+      planned.plan = tito.plan({ episode, agent: agentOf(req) }, body);
+    });
+    const why = failed ?? planned.plan?.why;
+    if (why) once(`tito-${why.kind}`, `recording proxy: ${why.text}`);
+    return planned.plan;
+  };
+
+  /** Token-in/token-out never fails a request: what it cannot do is a notice, and the request goes on as without it. */
+  const guarded = (f: () => TitoPlan['why'] | void): TitoPlan['why'] => {
+    try {
+      return f() ?? undefined;
+    } catch (err) {
+      return { kind: 'failed', text: `token-in/token-out failed on a request (${err instanceof Error ? err.message : String(err)}); it was forwarded, and its calls not kept` };
+    }
   };
 
   const record = async (episode: string, timelines: Timeline[]): Promise<void> => {
@@ -202,9 +256,11 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
     if (typeof episode !== 'string' || episode === '') return passThrough(await send(`${api}${path}`, req, reply, body), reply);
 
     const sent = recordingRequest(kind, body);
-    const res = await send(`${api}${path}`, req, reply, sent.body);
+    const plan = planOf(kind, body, episode, req);
+    const ext = plan?.extends;
+    const res = await send(`${api}${path}`, req, reply, ext ? { ...sent.body, kv_transfer_params: { prompt_token_ids: ext.promptIds } } : sent.body);
     if (!res.ok) return passThrough(res, reply);
-    if (res.headers.get('content-type')?.startsWith('text/event-stream') && res.body) return recordStream(kind, body, sent.asked, res, episode, req, reply);
+    if (res.headers.get('content-type')?.startsWith('text/event-stream') && res.body) return recordStream(kind, body, sent.asked, res, episode, req, reply, plan);
     const text = await bodyOf(res, (r) => r.text());
     let answer: unknown;
     try {
@@ -213,13 +269,14 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
       throw new GatewayError(502, `the upstream answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`, 'server_error', null, 'upstream_bad_response');
     }
     if (!isObject(answer)) throw new GatewayError(502, 'the upstream answered with JSON that is not an object', 'server_error', null, 'upstream_bad_response');
-    const calls = engineCalls(kind, answer);
-    await record(episode, await timelinesOf(kind, body, calls, typeof answer.id === 'string' ? answer.id : undefined, req));
+    const recorded = await timelinesOf(kind, body, engineCalls(kind, answer), typeof answer.id === 'string' ? answer.id : undefined, req, plan);
+    await record(episode, recorded.timelines);
+    recorded.keep();
     return reply.status(res.status).header('content-type', res.headers.get('content-type') ?? 'application/json').send(stripUnasked(kind, answer, sent.asked));
   };
 
   /** A recorded stream: chunks forwarded as they arrive (cut back to what was asked), recorded when it ends. */
-  const recordStream = async (kind: Endpoint, body: JsonObject, asked: Asked, res: Response, episode: string, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+  const recordStream = async (kind: Endpoint, body: JsonObject, asked: Asked, res: Response, episode: string, req: FastifyRequest, reply: FastifyReply, plan?: TitoPlan): Promise<FastifyReply> => {
     const raw = hijack(reply, res.status, res.headers.get('content-type') ?? 'text/event-stream');
     const calls = new StreamedCalls(kind);
     const decoder = new TextDecoder();
@@ -267,7 +324,9 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
     }
     if (done && !failed) {
       try {
-        await record(episode, await timelinesOf(kind, body, calls.calls(), calls.id, req));
+        const recorded = await timelinesOf(kind, body, calls.calls(), calls.id, req, plan);
+        await record(episode, recorded.timelines);
+        recorded.keep();
       } catch (err) {
         const e = err instanceof GatewayError ? err : new GatewayError(500, `recording failed: ${err instanceof Error ? err.message : String(err)}`, 'server_error');
         raw.write(`data: ${JSON.stringify(e.toJSON())}\n\n`);
@@ -283,6 +342,10 @@ export function createRecordingProxy(opts: RecordingProxyOptions): FastifyInstan
   app.post('/v1/chat/completions', generate('chat', '/chat/completions'));
   app.post('/v1/completions', generate('completion', '/completions'));
   return app;
+}
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }
 
 /** An upstream body read whole; one that breaks off is a 502. */

@@ -32,6 +32,10 @@ export interface EngineCall {
   promptTokenIds: number[];
   tokenIds: number[];
   logprobs: number[];
+  /** Why the choice ended (`stop`, `length`, ...), as the engine said. */
+  finishReason?: string | null;
+  /** Chat: the reply as the engine returned it (streamed: its deltas put together), what a later request echoes back. */
+  message?: JsonObject;
 }
 
 export function isObject(v: unknown): v is JsonObject {
@@ -152,7 +156,8 @@ export function engineCalls(kind: Endpoint, body: JsonObject): EngineCall[] {
     if (!tokenIds) throw missing(`${where}.token_ids`);
     const logprobs = kind === 'chat' ? chatLogprobs(c.logprobs) : completionLogprobs(c.logprobs);
     if (!logprobs) throw missing(`${where}.logprobs`);
-    return checked({ index, promptTokenIds: [...promptTokenIds], tokenIds: [...tokenIds], logprobs: [...logprobs] }, where);
+    const reply = kind === 'chat' && isObject(c.message) ? { message: c.message } : {};
+    return checked({ index, promptTokenIds: [...promptTokenIds], tokenIds: [...tokenIds], logprobs: [...logprobs], finishReason: typeof c.finish_reason === 'string' ? c.finish_reason : null, ...reply }, where);
   });
   const counted = isObject(body.usage) && typeof body.usage.completion_tokens === 'number' ? body.usage.completion_tokens : undefined;
   const total = calls.reduce((n, c) => n + c.tokenIds.length, 0);
@@ -167,7 +172,7 @@ export function engineCalls(kind: Endpoint, body: JsonObject): EngineCall[] {
  * same number of ids.
  */
 export class StreamedCalls {
-  private readonly byIndex = new Map<number, { prompt?: number[]; tokenIds: number[]; logprobs: number[] }>();
+  private readonly byIndex = new Map<number, { prompt?: number[]; tokenIds: number[]; logprobs: number[]; finishReason: string | null; reply: StreamedReply }>();
   private chatPrompt: number[] | undefined;
   private completionTokens: number | undefined;
   private problem: string | undefined;
@@ -185,7 +190,9 @@ export class StreamedCalls {
     for (const c of choicesOf(chunk)) {
       if (typeof c.index !== 'number') continue;
       let acc = this.byIndex.get(c.index);
-      if (!acc) this.byIndex.set(c.index, (acc = { tokenIds: [], logprobs: [] }));
+      if (!acc) this.byIndex.set(c.index, (acc = { tokenIds: [], logprobs: [], finishReason: null, reply: new StreamedReply() }));
+      if (typeof c.finish_reason === 'string') acc.finishReason = c.finish_reason;
+      if (this.kind === 'chat' && isObject(c.delta)) acc.reply.add(c.delta);
       const own = ids(c.prompt_token_ids);
       if (this.kind === 'completion' && own && !acc.prompt) acc.prompt = [...own];
       const tokenIds = ids(c.token_ids);
@@ -209,12 +216,43 @@ export class StreamedCalls {
       .map(([index, acc]) => {
         const promptTokenIds = this.kind === 'chat' ? this.chatPrompt : acc.prompt;
         if (!promptTokenIds) throw missing(this.kind === 'chat' ? 'prompt_token_ids in the stream' : `choices[${index}].prompt_token_ids in the stream`);
-        return checked({ index, promptTokenIds, tokenIds: acc.tokenIds, logprobs: acc.logprobs }, `choices[${index}]`);
+        const reply = this.kind === 'chat' ? { message: acc.reply.message() } : {};
+        return checked({ index, promptTokenIds, tokenIds: acc.tokenIds, logprobs: acc.logprobs, finishReason: acc.finishReason, ...reply }, `choices[${index}]`);
       });
     const total = calls.reduce((n, c) => n + c.tokenIds.length, 0);
     if (this.completionTokens !== undefined && this.completionTokens !== total) {
       throw missing('token ids for every generated token', ` (usage counts ${this.completionTokens}, the chunks carried ${total})`);
     }
     return calls;
+  }
+}
+
+/**
+ * A streamed chat reply put together from its deltas, as OpenAI clients do: the content's pieces
+ * joined, each tool call (by its index) with its id, name and the pieces of its arguments joined.
+ */
+class StreamedReply {
+  private content: string | null = null;
+  private readonly calls = new Map<number, { id?: string; type?: string; name: string; arguments: string }>();
+
+  add(delta: JsonObject): void {
+    if (typeof delta.content === 'string') this.content = (this.content ?? '') + delta.content;
+    if (!Array.isArray(delta.tool_calls)) return;
+    for (const [k, t] of delta.tool_calls.entries()) {
+      if (!isObject(t)) continue;
+      const index = typeof t.index === 'number' ? t.index : k;
+      let call = this.calls.get(index);
+      if (!call) this.calls.set(index, (call = { name: '', arguments: '' }));
+      if (typeof t.id === 'string') call.id = t.id;
+      if (typeof t.type === 'string') call.type = t.type;
+      const f = isObject(t.function) ? t.function : {};
+      if (typeof f.name === 'string') call.name += f.name;
+      if (typeof f.arguments === 'string') call.arguments += f.arguments;
+    }
+  }
+
+  message(): JsonObject {
+    const calls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({ id: c.id, type: c.type ?? 'function', function: { name: c.name, arguments: c.arguments } }));
+    return { role: 'assistant', content: this.content, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
   }
 }

@@ -81,7 +81,7 @@ function refusedStart(args: string[], env: Record<string, string> = {}): Promise
   });
 }
 
-test('refuses at start, naming the flag: a keyless bind beyond loopback (gateway and proxy), an empty key, an upstream key without --upstream', async () => {
+test('refuses at start, naming the flag: a keyless bind beyond loopback (gateway and proxy), an empty key, an upstream key or tokenizer directory without --upstream, a tokenizer directory it cannot use', async () => {
   const upstream = ['--upstream', 'http://127.0.0.1:1/v1'];
   const cases: Array<[string[], Record<string, string>, RegExp]> = [
     [['--host', '0.0.0.0'], {}, /--host 0\.0\.0\.0 lets other hosts reach this server.*give a key with --api-key or VLLM_API_KEY/],
@@ -90,6 +90,9 @@ test('refuses at start, naming the flag: a keyless bind beyond loopback (gateway
     [['--host', '0.0.0.0'], { VLLM_API_KEY: '' }, /^VLLM_API_KEY is empty/],
     [[...upstream, '--upstream-api-key', ''], {}, /^--upstream-api-key is empty/],
     [['--upstream-api-key', 'k'], {}, /--upstream-api-key is the key of the engine --upstream names/],
+    [['--tokenizer-dir', REPO_ROOT], {}, /--tokenizer-dir is the tokenizer of the engine --upstream names/],
+    [[...upstream, '--tokenizer-dir', path.join(REPO_ROOT, 'no-such-dir')], {}, /^--tokenizer-dir ".*no-such-dir": no such directory; token-in\/token-out needs the served model's tokenizer directory/],
+    [[...upstream, '--tokenizer-dir', REPO_ROOT], {}, /^--tokenizer-dir ".*": it has no tokenizer\.json/],
   ];
   const results = await Promise.all(cases.map(([args, env]) => refusedStart(args, env)));
   results.forEach((r, i) => {
