@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { getJson, putJson, type BlobStore } from '../src/store/blob-store';
+import type { BlobRef } from '../src/domain/types';
 import type { RunState } from '../src/contracts/training-run';
 import type { SessionRecord } from '../src/contracts/rollout-record';
 import { formatMetricsLine, metricsLineKey, parseMetricsJsonl, renderCurvesPng, type MetricsLine } from '../src/report';
@@ -93,8 +94,11 @@ export function createRunRecordActivities({ store, runsDir }: { store: BlobStore
       return file;
     },
 
-    /** Renders the run's curves from its metrics file next to it (curves.png); safe to call while the run goes on. */
-    async renderCurves(input: { runId: string; title: string }): Promise<{ metricsFile: string; png: string }> {
+    /**
+     * Renders the run's curves from its metrics file next to it (curves.png), and into the blob store
+     * (pngRef: what a tracked run uploads to MLflow); safe to call while the run goes on.
+     */
+    async renderCurves(input: { runId: string; title: string }): Promise<{ metricsFile: string; png: string; pngRef: BlobRef }> {
       const file = metricsFilePath(runsDir, input.runId);
       const text = await fs.readFile(file, 'utf8');
       const png = await renderCurvesPng(parseMetricsJsonl(text, file), { title: input.title });
@@ -102,7 +106,7 @@ export function createRunRecordActivities({ store, runsDir }: { store: BlobStore
       const tmp = `${out}.${process.pid}.tmp`;
       await fs.writeFile(tmp, png);
       await fs.rename(tmp, out);
-      return { metricsFile: file, png: out };
+      return { metricsFile: file, png: out, pngRef: await store.put(png, 'curves-png') };
     },
   };
 }

@@ -7,10 +7,15 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig } from '../src/config/schema';
+import type { BlobRef } from '../src/domain/types';
+import type { ChildRunInput } from '../src/contracts/tracking';
 import type { MetricsLine } from '../src/report/run-metrics';
+import type { BlobStore } from '../src/store/blob-store';
 import { metricsOfLine, paramsOfConfig } from '../src/tracking/mlflow-batch';
+import { ArtifactsNotServedError, logArtifacts } from '../src/tracking/mlflow-artifacts';
 import { MlflowError } from '../src/tracking/mlflow-client';
-import { ensureExperiment, logBatch, openRun, pointsNotLogged, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
+import { ensureExperiment, logBatch, openChildRun, openRun, pointsNotLogged, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
+import { runArtifactFiles, type RunArtifacts } from '../src/tracking/run-artifacts';
 import { workflowUiUrl } from '../src/viewer/links';
 
 export interface OpenTrackingInput {
@@ -32,8 +37,17 @@ export interface LogTrackingInput {
   timestamp: number;
 }
 
-/** `temporalUiUrl`: the Temporal Web UI the run's tag links to (absent: no link). */
-export function createTrackingActivities({ temporalUiUrl }: { temporalUiUrl?: string } = {}) {
+export interface LogArtifactsInput extends RunArtifacts {
+  run: MlflowRunRef;
+  /** The curves picture in the blob store (renderCurves put it there). */
+  curvesPng?: BlobRef;
+}
+
+/**
+ * `temporalUiUrl`: the Temporal Web UI the run's tag links to (absent: no link); `store`: the blob
+ * store the run's artifacts are read from (the curves picture).
+ */
+export function createTrackingActivities({ temporalUiUrl, store }: { temporalUiUrl?: string; store?: BlobStore } = {}) {
   return {
     async openTrackingRun(input: OpenTrackingInput): Promise<MlflowRunRef> {
       const ep = { uri: input.mlflow.uri };
@@ -71,6 +85,20 @@ export function createTrackingActivities({ temporalUiUrl }: { temporalUiUrl?: st
       });
     },
 
+    /** A baseline's run, a child of the main run (found or made), with its settings as parameters. */
+    async openTrackingChildRun(input: ChildRunInput): Promise<MlflowRunRef> {
+      const { parent, baseline, name, startTime, settings } = input;
+      return failureOf(() => openChildRun({ uri: parent.uri }, { parent, baseline, name, startTime, params: paramsOfConfig(settings) }));
+    },
+
+    /** The run's artifacts (the curves picture, the comparison, where the policy is), each replacing what its path held. */
+    async logTrackingArtifacts(input: LogArtifactsInput): Promise<void> {
+      const { run, curvesPng, ...artifacts } = input;
+      if (curvesPng && !store) throw ApplicationFailure.nonRetryable('logTrackingArtifacts: this worker was made without a blob store to read the curves picture from', 'TrackerRefused');
+      const png = curvesPng ? await store!.get(curvesPng) : undefined;
+      await failureOf(() => logArtifacts({ uri: run.uri }, run, runArtifactFiles(artifacts, png), (written) => heartbeat({ written })));
+    },
+
     async setTrackingStatus(input: { run: MlflowRunRef; status: MlflowRunStatus; endTime?: number }): Promise<void> {
       await failureOf(() => setStatus({ uri: input.run.uri }, input.run, input.status, input.endTime));
     },
@@ -83,6 +111,7 @@ async function failureOf<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (err) {
     if (err instanceof MlflowError && !err.transient && !err.unauthorized) throw ApplicationFailure.nonRetryable(err.message, 'TrackerRefused');
+    if (err instanceof ArtifactsNotServedError) throw ApplicationFailure.nonRetryable(err.message, 'TrackerRefused');
     throw err;
   }
 }

@@ -22,7 +22,8 @@ import { progressQuery } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer } from './lib/local-server';
-import { checkTracker, type TrackerCheck } from './lib/tracker-check';
+import { checkTracker, withLocalTracking, type TrackerCheck } from './lib/tracker-check';
+import { LOCAL_MLFLOW_URI } from './lib/mlflow-server';
 import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
@@ -54,9 +55,10 @@ async function main(): Promise<number> {
     .option('-c, --config <file>', 'run config (YAML or JSON)', path.join(REPO_ROOT, 'configs', 'default.yaml'))
     .option('--workflow-id <id>', 'workflow id (default: <experiment>-<timestamp>)')
     .option('--seed <n>', 'override the config\'s seed (problems, initial weights, sampling)')
+    .option('--track', `log the run to MLflow: tracking.mlflow with the local default (${LOCAL_MLFLOW_URI}, started here if nothing answers; experiment: the config's experiment)`)
     .option('--resume <id>', 'continue run <id> with the config it was started with: still running on the server (its process died), it goes on where it is; terminated or failed, it starts again from its last saved step')
     .parse();
-  const opts = program.opts<{ config: string; workflowId?: string; resume?: string; seed?: string }>();
+  const opts = program.opts<{ config: string; workflowId?: string; resume?: string; seed?: string; track?: boolean }>();
 
   const runsDir = defaultRunsDir();
   let config;
@@ -64,7 +66,7 @@ async function main(): Promise<number> {
     if (opts.resume) {
       // The run's own config, as it was started (the workflow refuses another: claimRunId); the
       // options that would choose another are refused rather than ignored.
-      const given = (['config', 'seed', 'workflowId'] as const).filter((k) => program.getOptionValueSource(k) === 'cli');
+      const given = (['config', 'seed', 'workflowId', 'track'] as const).filter((k) => program.getOptionValueSource(k) === 'cli');
       if (given.length > 0) {
         console.error(`--resume ${opts.resume}: the run goes on with the config it was started with; drop ${given.map((k) => `--${k === 'workflowId' ? 'workflow-id' : k}`).join(', ')}`);
         return 2;
@@ -79,6 +81,7 @@ async function main(): Promise<number> {
     } else {
       config = loadRunConfig(opts.config);
       if (opts.seed !== undefined) config = parseRunConfig({ ...config, seed: Number(opts.seed) }, `${opts.config} with --seed ${opts.seed}`);
+      if (opts.track) config = withLocalTracking(config, opts.config);
       // What the run's activities would refuse once it started (a starting policy that cannot load, say), refused now.
       checkStartable(config, opts.config, { workflow: 'trainingRun' });
     }

@@ -72,8 +72,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createSampleActivities({ store }),
               ...createHorizonSampleActivities({ store }),
               ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),
-              // tracking.mlflow: the run's points and status in MLflow.
-              ...createTrackingActivities(setup.temporalUiUrl ? { temporalUiUrl: setup.temporalUiUrl } : {}),
+              // tracking.mlflow: the run's points, status and artifacts in MLflow.
+              ...createTrackingActivities({ store, ...(setup.temporalUiUrl ? { temporalUiUrl: setup.temporalUiUrl } : {}) }),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },

@@ -114,7 +114,8 @@ function trainingProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer'
  * is waited on: a tracker refused then refuses the run (ConfigError). Logging and status are not
  * waited on by training: retried without limit, with backoff up to a minute, while the tracker is
  * down, until it refuses a request no retry changes (TrackerRefused); the workflow waits for them,
- * bounded, only at its end. A killed worker's write is noticed by its heartbeat after 20 s.
+ * bounded, only at its end. So are the baselines' child runs and the run's artifacts. A killed
+ * worker's write is noticed by its heartbeat after 20 s.
  */
 export function trackingProxies() {
   const nonRetryableErrorTypes = [...NON_RETRYABLE_ERRORS, 'TrackerRefused'];
@@ -128,6 +129,8 @@ export function trackingProxies() {
     open: proxyActivities<TrackingActivities>({ taskQueue: TASK_QUEUES.orchestration, startToCloseTimeout: '1m', retry: { ...retry(5), nonRetryableErrorTypes } }).openTrackingRun,
     logTracking: background.logTracking,
     setTrackingStatus: background.setTrackingStatus,
+    openChildRun: background.openTrackingChildRun,
+    logArtifacts: background.logTrackingArtifacts,
   };
 }
 

@@ -13,7 +13,7 @@ import type { BlobRef } from '../src/domain/types';
 import type { SftBaseline, RftBaseline, RftProgress, RlEvalPoint } from '../src/contracts/training-run';
 import type { SampleSetRef } from '../src/contracts/sample-set';
 import type { RftStepMetrics } from '../src/report/run-metrics';
-import type { CheckpointInfo, WeightsInfo } from '../src/contracts/weights';
+import type { CheckpointInfo, LossPoint, WeightsInfo } from '../src/contracts/weights';
 import { activityProxies } from './activity-proxies';
 import { mean } from './web-ui-format';
 import { workflowNow } from './clock';
@@ -54,6 +54,8 @@ export async function sftBaseline(
   dataset: BlobRef,
   rl: RlSpent,
   evaluateRl: EvaluateRl,
+  /** Each chunk's losses (a tracked run's child run logs them). */
+  onLosses?: (losses: LossPoint[]) => void,
 ): Promise<SftBaseline> {
   const { training } = activityProxies(cfg.timeouts, cfg.trainer);
   const branch = `${workflowInfo().workflowId}${branchSuffix}`;
@@ -87,6 +89,7 @@ export async function sftBaseline(
     if (tokenBudget !== undefined && !chunk.trainedTokens) throw ApplicationFailure.nonRetryable("the SFT baseline's demonstrations train no token: compare.sftBudget rl-trained-tokens cannot be spent", 'BadInputError');
     trainedTokens += chunk.trainedTokens ?? 0;
     checkpoint = chunk.checkpoint;
+    onLosses?.(chunk.losses);
   }
   const weights = await training.publishWeights({ runId: branch, checkpoint, version: 0 });
   const evalPoint: RlEvalPoint = { step: 0, weightVersion: 0, ...(await evaluateRl(weights)) };

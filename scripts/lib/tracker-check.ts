@@ -7,8 +7,22 @@
  */
 import type { RunConfig } from '../../src/config/schema';
 import type { KeyProblem } from '../../src/config/refusals';
+import { ConfigError } from '../../src/config/errors';
+import { parseRunConfig } from '../../src/config/parse';
 import { ensureExperiment, findRun, mlflowRunUrl } from '../../src/tracking/mlflow-run';
-import { ensureLocalMlflow } from './mlflow-server';
+import { ensureLocalMlflow, LOCAL_MLFLOW_URI } from './mlflow-server';
+
+/**
+ * `--track`: the config with tracking.mlflow set to the local default (the server the main job
+ * starts; the experiment named after the config's). A config that names its own tracker is refused,
+ * naming the key: the flag would say one thing and the config another.
+ */
+export function withLocalTracking(cfg: RunConfig, source: string): RunConfig {
+  if (cfg.tracking?.mlflow) {
+    throw new ConfigError(`${source} with --track`, [{ path: 'tracking.mlflow', message: `the config already logs to MLflow (${cfg.tracking.mlflow.uri}, experiment '${cfg.tracking.mlflow.experiment}'): drop --track, or the key` }]);
+  }
+  return parseRunConfig({ ...cfg, tracking: { ...cfg.tracking, mlflow: { uri: LOCAL_MLFLOW_URI, experiment: cfg.experiment } } }, `${source} with --track`);
+}
 
 export interface TrackerCheck {
   uri: string;

@@ -25,3 +25,17 @@ export interface RunTrackingState {
   /** Sent and not confirmed when the execution continued as new: written again by the next. */
   unconfirmed?: TrackingBatch[];
 }
+
+/** The compare.* baselines that get an MLflow run of their own, a child of the main run's. */
+export type TrackedBaseline = 'moreSft' | 'filteredSft' | 'rft';
+
+/** A baseline's child run as the workflow asks for it: its name (the baseline's run key) and the settings that are its parameters. */
+export interface ChildRunInput {
+  parent: MlflowRunRef;
+  baseline: TrackedBaseline;
+  name: string;
+  /** Workflow time the child was opened (ms). */
+  startTime: number;
+  /** Flattened into its parameters (the config's parts the baseline trains with). */
+  settings: Record<string, unknown>;
+}

@@ -1,8 +1,8 @@
 /**
  * A small client of MLflow's tracking REST API (https://mlflow.org/docs/latest/rest-api.html), the
- * calls a run needs: experiments, runs found by a tag, log-batch, status. MLflow ships no client for
- * Node; the API is plain JSON over HTTP. Credentials, if the server needs them, come from the
- * environment as MLflow's own client reads them: MLFLOW_TRACKING_USERNAME and
+ * calls a run needs: experiments, runs found by a tag, log-batch, status, artifact uploads. MLflow
+ * ships no client for Node; the API is plain JSON over HTTP. Credentials, if the server needs them,
+ * come from the environment as MLflow's own client reads them: MLFLOW_TRACKING_USERNAME and
  * MLFLOW_TRACKING_PASSWORD (basic auth, what `mlflow server --app-name basic-auth` takes), else
  * MLFLOW_TRACKING_TOKEN (a bearer token).
  */
@@ -55,15 +55,31 @@ export function mlflowCredentials(ep: MlflowEndpoint): { header?: string; descri
 }
 
 export async function mlflowCall<T>(ep: MlflowEndpoint, method: 'GET' | 'POST', api: string, body?: Record<string, unknown>): Promise<T> {
-  const auth = mlflowCredentials(ep).header;
   let url = `${ep.uri.replace(/\/+$/, '')}/api/2.0/mlflow/${api}`;
   if (method === 'GET' && body) url += `?${new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+  const text = await mlflowRequest(ep, method, url, api, method === 'POST' ? { body: JSON.stringify(body ?? {}), contentType: 'application/json' } : undefined);
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+/**
+ * One request to the server (`url` under ep.uri; `what` names it in errors): the answer's text, or
+ * an MlflowError with the status and MLflow's error code. The REST calls above and the artifact
+ * uploads (src/tracking/mlflow-artifacts.ts) share it.
+ */
+export async function mlflowRequest(
+  ep: MlflowEndpoint,
+  method: 'GET' | 'POST' | 'PUT',
+  url: string,
+  what: string,
+  content?: { body: string | Uint8Array; contentType: string },
+): Promise<string> {
+  const auth = mlflowCredentials(ep).header;
   let res: Response;
   try {
     res = await fetch(url, {
       method,
-      headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
-      ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+      headers: { 'content-type': content?.contentType ?? 'application/json', ...(auth ? { authorization: auth } : {}) },
+      ...(content ? { body: content.body } : {}),
       signal: AbortSignal.timeout(ep.timeoutMs ?? 30_000),
     });
   } catch (err) {
@@ -81,7 +97,7 @@ export async function mlflowCall<T>(ep: MlflowEndpoint, method: 'GET' | 'POST', 
     } catch {
       // Not JSON (a proxy's page): the text as it came.
     }
-    throw new MlflowError(`MLflow at ${ep.uri} answered ${res.status}${code ? ` ${code}` : ''} to ${api}: ${message}`, res.status, code);
+    throw new MlflowError(`MLflow at ${ep.uri} answered ${res.status}${code ? ` ${code}` : ''} to ${what}: ${message}`, res.status, code);
   }
-  return (text ? JSON.parse(text) : {}) as T;
+  return text;
 }

@@ -66,7 +66,13 @@ export async function ensureExperiment(ep: MlflowEndpoint, name: string): Promis
 
 /** The MLflow run of `workflowId` in the experiment, if one was made (a retried or resumed start). */
 export async function findRun(ep: MlflowEndpoint, experimentId: string, workflowId: string): Promise<string | undefined> {
-  const filter = `tags.\`${WORKFLOW_ID_TAG}\` = '${workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  return findRunTagged(ep, experimentId, [{ key: WORKFLOW_ID_TAG, value: workflowId }]);
+}
+
+/** The first run made in the experiment with every one of `tags` (the key a retried start finds its run by). */
+async function findRunTagged(ep: MlflowEndpoint, experimentId: string, tags: MlflowKeyValue[]): Promise<string | undefined> {
+  const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const filter = tags.map((t) => `tags.\`${t.key}\` = ${quote(t.value)}`).join(' and ');
   const res = await mlflowCall<{ runs?: Array<{ info: { run_id: string; start_time?: number } }> }>(ep, 'POST', 'runs/search', {
     experiment_ids: [experimentId],
     filter,
@@ -76,6 +82,14 @@ export async function findRun(ep: MlflowEndpoint, experimentId: string, workflow
   });
   // Two would be made only by two starts at once of one workflow id, which Temporal does not run: the first is the run.
   return res.runs?.[0]?.info.run_id;
+}
+
+/** The run found by `keyTags` in the experiment, or made with them, its name and start time. */
+async function findOrMakeRun(ep: MlflowEndpoint, experimentId: string, keyTags: MlflowKeyValue[], name: string, startTime: number): Promise<string> {
+  const found = await findRunTagged(ep, experimentId, keyTags);
+  if (found) return found;
+  const made = await mlflowCall<{ run: { info: { run_id: string } } }>(ep, 'POST', 'runs/create', { experiment_id: experimentId, run_name: name, start_time: startTime, tags: keyTags });
+  return made.run.info.run_id;
 }
 
 export interface OpenRunInput {
@@ -90,20 +104,37 @@ export interface OpenRunInput {
 /** The run of `workflowId` (found, or made with its name, tags and start time), with its parameters and tags logged, marked RUNNING. */
 export async function openRun(ep: MlflowEndpoint, input: OpenRunInput): Promise<MlflowRunRef> {
   const tags = [{ key: WORKFLOW_ID_TAG, value: input.workflowId }, ...input.tags].map((t) => ({ key: t.key, value: tagValue(t.value) }));
-  let runId = await findRun(ep, input.experimentId, input.workflowId);
-  if (!runId) {
-    const made = await mlflowCall<{ run: { info: { run_id: string } } }>(ep, 'POST', 'runs/create', {
-      experiment_id: input.experimentId,
-      run_name: input.workflowId,
-      start_time: input.startTime,
-      tags: tags.slice(0, 1),
-    });
-    runId = made.run.info.run_id;
-  }
+  const runId = await findOrMakeRun(ep, input.experimentId, tags.slice(0, 1), input.workflowId, input.startTime);
   const ref = { uri: ep.uri, experimentId: input.experimentId, runId };
   await logBatch(ep, ref, { params: input.params, tags });
   // A run resumed after it was marked failed or killed is running again.
   await setStatus(ep, ref, 'RUNNING');
+  return ref;
+}
+
+/** MLflow's tag of a nested run: the UI shows a baseline's run under the main one. */
+export const PARENT_RUN_TAG = 'mlflow.parentRunId';
+/** Which compare.* baseline a child run is (moreSft, filteredSft, rft): with the parent, the key it is found by. */
+export const BASELINE_TAG = 'durable-rl.baseline';
+
+export interface OpenChildRunInput {
+  parent: MlflowRunRef;
+  baseline: string;
+  /** The run's name: the baseline's run key (<workflow id>~rft). */
+  name: string;
+  startTime: number;
+  params: MlflowKeyValue[];
+}
+
+/** A baseline's run, a child of `parent` (found by the parent and baseline, or made: RUNNING), with its parameters. */
+export async function openChildRun(ep: MlflowEndpoint, input: OpenChildRunInput): Promise<MlflowRunRef> {
+  const keyTags = [
+    { key: PARENT_RUN_TAG, value: input.parent.runId },
+    { key: BASELINE_TAG, value: input.baseline },
+  ];
+  const runId = await findOrMakeRun(ep, input.parent.experimentId, keyTags, input.name, input.startTime);
+  const ref = { uri: ep.uri, experimentId: input.parent.experimentId, runId };
+  await logBatch(ep, ref, { params: input.params });
   return ref;
 }
 

@@ -54,5 +54,8 @@ async function phases(run: Run): Promise<TrainingRunResult> {
   run.progress.phase = 'report';
   const report = await run.records.renderCurves({ runId: run.runId, title: `${run.cfg.experiment} (${run.runId})` });
   run.progress.phase = 'done';
-  return runResult(run, { final, backend, report });
+  const result = runResult(run, { final, backend, report });
+  // tracking.mlflow: the curves, the comparison and where the policy is, as the MLflow run's artifacts.
+  run.tracker?.artifacts(result, report.pngRef);
+  return result;
 }
