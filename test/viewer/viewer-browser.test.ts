@@ -273,12 +273,15 @@ test('a chat episode shows its conversation: roles, the tool call and its result
   expect(await thinking.locator('.msg-text').isVisible()).toBe(false);
   await thinking.locator('summary').click();
   expect(await thinking.locator('.msg-text').textContent()).toBe('\nI will use the calculator.\n');
-  expect(await conv.locator('.tok.think').count()).toBeGreaterThan(0);
+  const api = (await (await fetch(`${base}/api/runs/${CHAT_RUN}/steps/${CHAT_STEP}/episode?id=${encodeURIComponent(episodeIdOf(0))}`)).json()) as { samples: Array<{ chat: { thinking: Array<[number, number]> } }> };
+  const thinkingIds = api.samples[0]!.chat.thinking.reduce((n, [a, b]) => n + b - a, 0);
+  expect(thinkingIds).toBeGreaterThan(0);
+  expect(await conv.locator('.chat-block .tok.think').count()).toBe(thinkingIds);
   // Every id of the check's thinking rewrites is marked with its kind; hovering one says so.
   const [sample] = (await readSamples(ctx.store, chat.set.ref)) as Sample[];
   const check = await getJson<StoredCheck>(ctx.store, sample!.metadata.chat!.check);
   const rewritten = check.mismatches.filter((m) => m.kind === 'thinking-rewrite').reduce((n, m) => n + m.kept[1] - m.kept[0], 0);
-  const marked = conv.locator('.tok.mis[data-kind="thinking-rewrite"]');
+  const marked = conv.locator('.chat-block .tok.mis[data-kind="thinking-rewrite"]');
   expect(await marked.count()).toBe(rewritten);
   const firstMarked = conv.locator('.chat-block.model .tok.mis[data-kind="thinking-rewrite"]').first();
   await firstMarked.hover();
@@ -290,7 +293,7 @@ test('a chat episode shows its conversation: roles, the tool call and its result
   // The other episode's `text` difference: the model id is marked masked out, on the page and in its hover.
   await page.locator(`#groups tr[data-episode="${episodeIdOf(1)}"]`).click();
   await shown();
-  const unaligned = page.locator('#episode .chat .tok.unaligned');
+  const unaligned = page.locator('#episode .chat .chat-block .tok.unaligned');
   await unaligned.first().waitFor();
   expect(await unaligned.count()).toBe(1);
   expect(await unaligned.getAttribute('data-kind')).toBe('text');
