@@ -147,6 +147,15 @@ test("the step shows the chat samples decoded with their own tokenizer, the Herm
   expect(e0).toMatchObject({ shape: 'chat', workflowId: `${CHAT_RUN}/chat-rollout-1`, reward: 1 });
 });
 
+test("a step without a metrics line (none for that RL step) takes timelines.chat from its record's sample sets", async () => {
+  const step = CHAT_STEP + 4;
+  const record = await getJson<RolloutRecord>(store, (await store.getName(names.rolloutRecord(CHAT_RUN, CHAT_STEP)))!);
+  await store.nameIfAbsent(names.rolloutRecord(CHAT_RUN, step), await putJson(store, { ...record, step }, 'rollout-record'));
+  const { body } = await get<StepView>(`/api/runs/${CHAT_RUN}/steps/${step}`);
+  expect(body.metrics).toBeUndefined();
+  expect(body.chatCheck).toEqual(fixture.set.timelines!.chat);
+});
+
 test('chat samples written before they named their conversation: refused with the wrong tokenizer, token timelines with their own', async () => {
   const { samples } = await getJson<{ samples: Sample[] }>(store, fixture.set.ref);
   const old = samples.map(({ metadata: { chat: _chat, ...metadata }, ...rest }) => ({ ...rest, metadata }));
