@@ -13,7 +13,7 @@ import type { WeightsInfo } from '../src/contracts/weights';
 import type { Prompt } from '../src/engine/types';
 import type { Sample } from '../src/domain/types';
 import { loadChatModel, MISMATCH_KINDS, type ChatModel, type ConversationOptions } from '../src/chat';
-import { advanceKeptEpisode, keptSample, type KeptEpisode } from '../src/chat/kept-episode';
+import { advanceKeptEpisode, keptSample, storedCheck, type KeptEpisode } from '../src/chat/kept-episode';
 import type { ChatEpisodeSamplesInput, ChatSpec, ChatTurnInput, ChatTurnResult, EvaluateChatEpisodesInput } from '../src/contracts/chat-episode';
 import { writeSampleSet, type SampleSetRef } from '../src/contracts/sample-set';
 import type { EpisodeAccuracyReport } from '../src/eval/episode-accuracy';
@@ -82,7 +82,9 @@ export function createChatActivities({ store, engines, complete }: { store: Blob
     /**
      * One sample per episode: its kept ids from the first model id on, the model mask (environment ids
      * 0, model ids masked out only where the full-render check cannot align them), the engine's
-     * logprobs. The check's mismatches by kind go into the set's counts (the step's metrics).
+     * logprobs. The check's mismatches by kind go into the set's counts (the step's metrics); the
+     * check itself is stored, and the sample names it and the kept episode (metadata.chat: the
+     * viewer shows the conversation from them).
      */
     async writeChatSamples(input: ChatEpisodeSamplesInput): Promise<SampleSetRef> {
       const model = chatModelOf(input.chat);
@@ -93,13 +95,16 @@ export function createChatActivities({ store, engines, complete }: { store: Blob
         const kept = await getJson<KeptEpisode>(store, e.episode);
         const s = keptSample(model, opts, kept);
         const versions = [...new Set(kept.weightVersions)].sort((a, b) => a - b);
+        const check = await putJson(store, storedCheck(s.check), 'chat-check');
         samples.push({
           promptTokens: s.promptTokens,
           responseTokens: s.responseTokens,
           logprobs: s.logprobs,
           lossMask: s.lossMask,
           reward: e.reward,
-          metadata: { role: 'single', episodeId: e.episodeId, turn: 1, weightVersion: versions[0] ?? 0, ...(versions.length > 1 ? { weightVersions: versions } : {}), ...(e.groupId !== undefined ? { groupId: e.groupId } : {}) },
+          metadata: { role: 'single', episodeId: e.episodeId, turn: 1, weightVersion: versions[0] ?? 0, ...(versions.length > 1 ? { weightVersions: versions } : {}), ...(e.groupId !== undefined ? { groupId: e.groupId } : {}),
+            chat: { tokenizer: input.chat.tokenizer, enableThinking: input.chat.enableThinking, episode: e.episode, check },
+          },
         });
         counts.captured += kept.weightVersions.length;
         counts.merged += 1;

@@ -9,10 +9,13 @@
  * failed, ...) is its workflow's, asked of the Temporal server. The store's S3 settings are the
  * workers' (DURABLE_RL_S3_ENDPOINT, ... in src/store/store-spec.ts); --store overrides DURABLE_RL_STORE.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
-import { loadTokenizer } from '../src/model/tokenizer';
+import { loadTokenizer, loadTokenizerDir } from '../src/model/tokenizer';
+import { resolveTokenizerDir, TOKENIZER_ALIASES } from '../src/model/tokenizer-dir';
+import type { TextTokenizer } from '../src/model/tokenizer-types';
 import { describeStore, openCheckedStore, parseStoreSpec, storeSettingsFromEnv } from '../src/store/store-spec';
 import { DATA_DIR, defaultRunsDir } from '../src/paths';
 import { createViewer } from '../src/viewer/server';
@@ -30,6 +33,17 @@ function uiUrl(value: string): string | undefined {
   return value;
 }
 
+/** --tokenizer: a tokenizer.json, or (chat runs: model.tokenizer) `qwen3` or a Hugging Face tokenizer directory. */
+function viewerTokenizer(value: string): TextTokenizer {
+  try {
+    if (TOKENIZER_ALIASES[value] !== undefined) return loadTokenizerDir(resolveTokenizerDir(value));
+    const file = path.resolve(value);
+    return fs.statSync(file).isDirectory() ? loadTokenizerDir(file) : loadTokenizer(file);
+  } catch (err) {
+    throw new Error(`--tokenizer ${value}: ${(err as Error).message}`);
+  }
+}
+
 async function main(): Promise<void> {
   const opts = new Command()
     .name('npm run viewer --')
@@ -41,14 +55,14 @@ async function main(): Promise<void> {
     .option('--temporal-ui <url>', "the Temporal Web UI episodes link to, or 'none'", uiUrl, 'http://localhost:8233')
     .option('--temporal-address <host:port>', "the Temporal server to ask for runs' status (live, completed, failed), or 'none'", process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
     .option('--namespace <name>', 'the runs’ Temporal namespace (for the links and their status)', 'default')
-    .option('--tokenizer <file>', 'tokenizer.json the runs used (default the project’s)')
+    .option('--tokenizer <file>', 'tokenizer.json the runs used (default the project’s), or a tokenizer directory or qwen3 (chat runs whose samples do not name theirs)')
     .parse()
     .opts<{ run?: string; runs: string; store?: string; port: number; temporalUi?: string; temporalAddress: string; namespace: string; tokenizer?: string }>();
   const settings = storeSettingsFromEnv();
   if (opts.store) settings.store = { value: opts.store, from: '--store' };
   const spec = parseStoreSpec(settings, path.join(DATA_DIR, 'store'));
   const store = await openCheckedStore(spec);
-  const tokenizer = opts.tokenizer ? loadTokenizer(path.resolve(opts.tokenizer)) : loadTokenizer();
+  const tokenizer = opts.tokenizer ? viewerTokenizer(opts.tokenizer) : loadTokenizer();
   // Connected on the first question: a server that is down leaves each run's status unknown, not the viewer stopped.
   const temporal = opts.temporalAddress === 'none' ? undefined : Connection.lazy({ address: opts.temporalAddress, connectTimeout: 1000 });
   const app = createViewer({

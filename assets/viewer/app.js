@@ -59,6 +59,8 @@ function errorPanel(err) {
     'blob-missing': 'A blob this page needs is missing from the store',
     'blob-corrupt': 'A blob this page needs is corrupt',
     'blob-unreadable': 'A blob this page needs cannot be read',
+    'tokenizer-unreadable': "The run's tokenizer cannot be read on this machine",
+    'tokenizer-mismatch': 'These samples were written with another tokenizer',
     'not-found': 'Not found',
     'bad-request': 'Bad request',
   };
@@ -255,6 +257,7 @@ async function renderStep(id, stepText, q, current) {
       `${step.episodes} episodes, ${step.samples} samples, ${step.page.total} groups · rollout: ${step.shape}`,
       step.fellBack ? ' · this rollout fell back to a single-agent rollout (the partner job did not come)' : '',
       step.metrics ? ` · mean reward ${fmt(m.meanReward)}, accuracy ${pct(m.accuracy)}, loss ${fmt(m.loss, 4)}` : ''),
+    step.chatCheck ? h('p', { id: 'chat-check' }, `Chat episodes' full-render check (timelines.chat): ${Object.entries(step.chatCheck).map(([k, n]) => `${k} ${n}`).join(' · ')}`) : null,
     h('p', { class: 'legend' }, h('span', {}, 'Tokens: '), h('span', { class: 'tok m1 pos' }, 'trained, advantage > 0'), h('span', { class: 'tok m1 neg' }, 'trained, advantage < 0'),
       h('span', { class: 'tok m1' }, 'trained, advantage 0'), h('span', { class: 'tok m0' }, 'environment text (not trained)'), h('span', { class: 'tok prompt' }, 'prompt'),
       h('span', { class: 'muted' }, ' · hover a token for its logprob')),
@@ -321,15 +324,89 @@ function sampleBlock(s) {
     h('span', {}, `weights ${(s.weightVersions ?? [s.weightVersion]).map((v) => `v${v}`).join('→')}${s.staleness === null ? '' : ` (staleness ${s.staleness})`}`), h('span', {}, `reward ${fmt(s.reward)}`),
     h('span', {}, s.tokenAdvantages ? 'advantage per token (tree credit)' : `advantage ${signed(s.advantage)}`), h('span', {}, s.status),
     s.partnerJob ? h('span', { class: 'partner' }, `trained by the ${s.role} job `, h('a', { href: runHref(s.partnerJob) }, s.partnerJob)) : null);
+  if (s.chat) return h('div', { class: 'sample' }, head, chatBlock(s));
   const line = h('div', { class: 'timeline' });
   line._sample = s;
   s.prompt.forEach((p) => line.append(h('span', { class: 'tok prompt', 'data-part': 'prompt' }, p.t)));
-  s.response.forEach((p, i) => {
-    const adv = p.a !== undefined ? p.a : s.advantage;
-    const cls = p.m > 0 ? `tok m1${adv > 0 ? ' pos' : adv < 0 ? ' neg' : ''}${p.lp < Math.log(0.1) ? ' lowp' : ''}` : 'tok m0';
-    line.append(h('span', { class: cls, 'data-i': i }, p.t === '' ? '\u200b' : p.t));
-  });
+  s.response.forEach((p, i) => line.append(h('span', { class: tokClass(s, p), 'data-i': i }, p.t === '' ? '\u200b' : p.t)));
   return h('div', { class: 'sample' }, head, s.grid ? gridTable(s.grid) : null, line);
+}
+
+/** A response token's colours: trained (by the sign of its advantage) or environment text, outlined when unlikely. */
+function tokClass(s, p) {
+  const adv = p.a !== undefined ? p.a : s.advantage;
+  return p.m > 0 ? `tok m1${adv > 0 ? ' pos' : adv < 0 ? ' neg' : ''}${p.lp < Math.log(0.1) ? ' lowp' : ''}` : 'tok m0';
+}
+
+// ---- a chat episode (src/viewer/chat-view.ts) -------------------------------------------------
+
+const inRange = (g, [a, b]) => g >= a && g < b;
+
+/** The sample as its conversation: each run of ids (first prompt, model turn, environment delta) with its messages, then the full-render check. */
+function chatBlock(s) {
+  const c = s.chat;
+  return h('div', { class: 'chat' },
+    h('p', { class: 'legend' }, h('span', {}, `Chat episode (${c.tokenizer}, thinking ${c.enableThinking ? 'on' : 'off'}). Ids: `),
+      h('span', { class: 'tok think' }, 'inside <think>'), h('span', { class: 'tok mis' }, 'differs from a full render'),
+      h('span', { class: 'tok m0 unaligned' }, 'model id masked out (cannot be aligned)')),
+    c.blocks.map((b) => h('div', { class: `chat-block ${b.source}`, 'data-source': b.source },
+      h('div', { class: 'block-head muted' }, blockTitle(b)),
+      b.messages.map(chatMessage),
+      h('details', { class: 'ids', open: b.source !== 'prompt' }, h('summary', {}, `${b.end - b.start} ids`), chatTokens(s, b)))),
+    mismatchTable(c));
+}
+
+function blockTitle(b) {
+  const n = b.end - b.start;
+  if (b.source === 'model') return `model turn ${b.turn}${b.weightVersion !== undefined ? ` · weights v${b.weightVersion}` : ''} · ${n} ids as the engine returned them (trained)`;
+  if (b.source === 'prompt') return `first prompt · ${n} ids, rendered once`;
+  return `environment · ${n} ids rendered as a delta (not trained)`;
+}
+
+function chatMessage(m) {
+  return h('div', { class: `chat-msg ${m.role}`, 'data-role': m.role },
+    h('span', { class: 'role' }, m.role),
+    m.answers ? h('div', { class: 'answers muted' }, `result of ${m.answers.name}(${m.answers.arguments})${m.answers.id ? ` · ${m.answers.id}` : ''}`) : null,
+    m.reasoning !== undefined ? h('details', { class: 'thinking' }, h('summary', {}, `thinking (${m.reasoning.length} characters)`), h('div', { class: 'msg-text' }, m.reasoning)) : null,
+    m.content !== '' ? h('div', { class: 'msg-text content' }, m.content) : null,
+    (m.toolCalls || []).map((t) => h('div', { class: 'tool-call', 'data-name': t.name }, h('b', {}, 'tool call '), h('span', { class: 'msg-text' }, `${t.name}(${t.arguments})`), t.id ? h('span', { class: 'muted' }, ` · ${t.id}`) : null)),
+    (m.malformed || []).map((x) => h('div', { class: 'malformed', 'data-kind': x.kind }, h('b', {}, `malformed tool call (${x.kind}): `), x.detail, h('div', { class: 'msg-text' }, x.text))));
+}
+
+/** A block's ids as the timeline draws them (prompt pieces before promptLength, response pieces after), with thinking and mismatches marked. */
+function chatTokens(s, b) {
+  const c = s.chat;
+  const line = h('div', { class: 'timeline' });
+  line._sample = s;
+  const inserts = (g) => c.mismatches.forEach((m, k) => {
+    if (m.kept[0] === m.kept[1] && m.kept[0] === g) line.append(h('span', { class: 'mis-insert', 'data-kind': m.kind, 'data-mismatch': k, title: `the full render has ${JSON.stringify(m.expectedText)} here (${m.kind})` }, '⌃'));
+  });
+  for (let g = b.start; g < b.end; g++) {
+    inserts(g);
+    const prompt = g < c.promptLength;
+    const p = prompt ? s.prompt[g] : s.response[g - c.promptLength];
+    const k = c.mismatches.findIndex((m) => inRange(g, m.kept));
+    let cls = prompt ? 'tok prompt' : tokClass(s, p);
+    if (c.thinking.some((r) => inRange(g, r))) cls += ' think';
+    if (k >= 0) cls += ' mis';
+    if (b.source === 'model' && !prompt && p.m === 0) cls += ' unaligned';
+    line.append(h('span', { class: cls, 'data-i': prompt ? undefined : g - c.promptLength, 'data-mismatch': k >= 0 ? k : undefined, 'data-kind': k >= 0 ? c.mismatches[k].kind : undefined }, p.t === '' ? '\u200b' : p.t));
+  }
+  if (b.end === c.promptLength + s.response.length) inserts(b.end);
+  return line;
+}
+
+function mismatchTable(c) {
+  const counts = Object.entries(c.counts).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(' · ') || 'no differences';
+  return h('div', { class: 'section mismatches' },
+    h('h4', {}, `Full-render check: ${counts}${c.unalignedModelIds > 0 ? ` · ${c.unalignedModelIds} model ids masked out` : ''}`),
+    c.mismatches.length === 0 ? h('p', { class: 'muted' }, 'The kept ids equal the tokenized full render of the conversation.') :
+      h('table', {},
+        h('tr', {}, ['kind', 'ids', 'kept ids read', 'a full render reads', 'model ids', 'trained'].map((x) => h('th', {}, x))),
+        c.mismatches.map((m, k) => h('tr', { 'data-mismatch': k, 'data-kind': m.kind },
+          h('td', { class: 'left' }, m.kind), h('td', {}, `${m.kept[0]}–${m.kept[1]}`),
+          h('td', { class: 'left msg-text' }, JSON.stringify(m.keptText)), h('td', { class: 'left msg-text' }, JSON.stringify(m.expectedText)),
+          h('td', {}, m.modelIds), h('td', { class: 'left' }, m.masked ? 'masked out' : m.modelIds > 0 ? 'as generated' : '–')))));
 }
 
 function callsBlock(calls) {
@@ -347,16 +424,29 @@ function gridTable(rows) {
 
 // ---- the token tooltip ------------------------------------------------------------------------
 
-function tokenInfo(s, i) {
+function tokenInfo(s, i, span) {
   const p = s.response[i];
   const adv = p.a !== undefined ? p.a : s.advantage;
+  const unaligned = span.classList.contains('unaligned');
   return [
     `token ${p.id}  ${JSON.stringify(p.t)}`,
     `logprob ${fmt(p.lp, 4)}  (p = ${fmt(Math.exp(p.lp), 3)})`,
-    `mask ${p.m}  ${p.m > 0 ? '(trained: the model wrote it)' : '(environment text: not trained)'}`,
+    `mask ${p.m}  ${p.m > 0 ? '(trained: the model wrote it)' : unaligned ? '(the model wrote it; masked out: a full render cannot align it)' : '(environment text: not trained)'}`,
+    ...chatInfo(s, i),
     adv === null ? 'advantage: in the partner job’s record' : `advantage ${signed(adv, 4)}${p.a !== undefined ? ' (this token’s tree credit)' : ''}`,
     `weights ${(s.weightVersions ?? [s.weightVersion]).map((v) => `v${v}`).join('→')}${s.staleness === null ? ' (the partner job’s versions)' : `, staleness ${s.staleness}`}`,
   ].join('\n');
+}
+
+/** A chat token's thinking and full-render mismatch. */
+function chatInfo(s, i) {
+  if (!s.chat) return [];
+  const g = i + s.chat.promptLength;
+  const m = s.chat.mismatches.find((x) => inRange(g, x.kept));
+  return [
+    s.chat.thinking.some((r) => inRange(g, r)) ? 'inside a <think> block' : null,
+    m ? `a full render differs here: ${m.kind}${m.masked ? ' (masked out)' : m.modelIds > 0 ? ' (trained as generated)' : ''}` : null,
+  ].filter((x) => x !== null);
 }
 
 function hideTip() {
@@ -367,7 +457,7 @@ main.addEventListener('mouseover', (ev) => {
   const span = ev.target.closest && ev.target.closest('.tok[data-i]');
   if (!span) return hideTip();
   const s = span.parentElement._sample;
-  tip.textContent = tokenInfo(s, Number(span.dataset.i));
+  tip.textContent = tokenInfo(s, Number(span.dataset.i), span);
   tip.hidden = false;
   const r = span.getBoundingClientRect();
   tip.style.left = `${Math.min(r.left, window.innerWidth - 440)}px`;

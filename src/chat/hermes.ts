@@ -49,7 +49,8 @@ export interface ParseOptions {
 
 const THINK_START = '<think>';
 const THINK_END = '</think>';
-const TOOL_START = '<tool_call>';
+/** What opens a Hermes tool call (what the model writes to call a tool). */
+export const TOOL_START = '<tool_call>';
 /** ChatML turn boundaries: vLLM's qwen3 parser drops them wherever they appear. */
 const DROPPED = ['<|im_start|>', '<|im_end|>'];
 const TERMINALS = [THINK_START, THINK_END, TOOL_START, ...DROPPED];

@@ -7,7 +7,7 @@
  * kept ids and appended as they came.
  */
 import type { Completion } from '../domain/types';
-import { checkConversation, type ConversationCheck } from './conversation-check';
+import { checkConversation, type ConversationCheck, type Mismatch, type MismatchKind } from './conversation-check';
 import type { ParsedTurn } from './hermes';
 import type { ChatMessage } from './messages';
 import { TokenConversation, type ChatModel, type ConversationOptions, type TokenConversationSnapshot } from './token-conversation';
@@ -79,4 +79,19 @@ export function keptSample(model: ChatModel, opts: ConversationOptions, episode:
     lossMask: check.lossMask.slice(at),
     check,
   };
+}
+
+/**
+ * What a sample keeps of its full-render check (writeChatSamples stores it beside the sample, by
+ * reference): every mismatch at its ids, the counts, the ids masked out. Not the full render's ids
+ * nor the mask, which the kept episode and the sample already hold.
+ */
+export interface StoredCheck {
+  mismatches: Mismatch[];
+  counts: Record<MismatchKind, number>;
+  unalignedModelIds: number;
+}
+
+export function storedCheck(check: ConversationCheck): StoredCheck {
+  return { mismatches: check.mismatches, counts: check.counts, unalignedModelIds: check.unalignedModelIds };
 }

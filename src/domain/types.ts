@@ -31,6 +31,23 @@ export interface SampleMetadata {
   weightVersions?: number[];
   /** GRPO group (episodes of the same prompt share it). */
   groupId?: string;
+  /** Chat episodes (task.chat): where the episode's conversation and its full-render check are kept. */
+  chat?: ChatSampleRef;
+}
+
+/**
+ * A chat episode's sample points at what the viewer shows it from (by reference: the sample file
+ * the trainer reads stays ids, masks and logprobs): the kept conversation and the check that set
+ * its loss mask, and the task.chat settings to read them with. Samples written before it have none.
+ */
+export interface ChatSampleRef {
+  /** task.chat's tokenizer (model.tokenizer): `qwen3` or a Hugging Face tokenizer directory. */
+  tokenizer: string;
+  enableThinking: boolean;
+  /** The kept episode (src/chat/kept-episode.ts KeptEpisode): ids, spans, messages, each model turn's parse. */
+  episode: BlobRef;
+  /** The full-render check as writeChatSamples ran it (src/chat/kept-episode.ts StoredCheck). */
+  check: BlobRef;
 }
 
 /** One trainable sequence. Token arrays live in memory inside activities, by reference elsewhere. */

@@ -3,7 +3,7 @@ import type { RolloutRecord } from '../contracts/rollout-record';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { episodeSummary, type LinkSettings, type NumberedSample } from './step-view';
 import { promptPieces, responsePieces } from './tokens';
-import type { EpisodeView, SampleView } from './view-types';
+import type { ChatView, EpisodeView, SampleView } from './view-types';
 
 /** The grid rows of a grid-world observation ("Grid:\n.#..\nA..G\nPlan 3:\n"), if the prompt ends with one. */
 export function gridRows(prompt: string): string[] | undefined {
@@ -49,6 +49,7 @@ export function episodeView(
   tok: TextTokenizer,
   links: LinkSettings,
   partners: readonly PartnerSamples[] = [],
+  chats: ReadonlyMap<number, ChatView> = new Map(),
 ): EpisodeView {
   const partnerViews = partners.flatMap((p) =>
     // The partner job counts its own weight versions: its samples' staleness is not this job's to tell.
@@ -59,6 +60,12 @@ export function episodeView(
     step: record.step,
     episodeId,
     summary: episodeSummary(record, episodeId, samples, tok, links),
-    samples: [...samples.map((n) => sampleView(record, n, tok)), ...partnerViews],
+    samples: [
+      ...samples.map((n) => {
+        const chat = chats.get(n.index);
+        return chat ? { ...sampleView(record, n, tok), chat } : sampleView(record, n, tok);
+      }),
+      ...partnerViews,
+    ],
   };
 }

@@ -1,7 +1,7 @@
 /** The viewer's typed errors: each becomes an HTTP status and a JSON body the page shows as an error panel. */
 import { BlobCorruptError, BlobNotFoundError } from '../store/blob-store';
 
-export type ViewerErrorCode = 'bad-request' | 'not-found' | 'blob-missing' | 'blob-corrupt' | 'blob-unreadable' | 'metrics-unreadable';
+export type ViewerErrorCode = 'bad-request' | 'not-found' | 'blob-missing' | 'blob-corrupt' | 'blob-unreadable' | 'metrics-unreadable' | 'tokenizer-unreadable' | 'tokenizer-mismatch';
 
 export class ViewerError extends Error {
   override readonly name = 'ViewerError';

@@ -6,7 +6,7 @@
 import type { Sample } from '../domain/types';
 
 /** fallback: a Plan/Act job's single-agent rollout after its partner did not come (its records look like standard ones). */
-export type RolloutShape = 'plan-act' | 'standard' | 'fallback' | 'agent' | 'tree' | 'horizon' | 'unknown';
+export type RolloutShape = 'plan-act' | 'standard' | 'chat' | 'fallback' | 'agent' | 'tree' | 'horizon' | 'unknown';
 
 /**
  * What kind of rollout made an episode, read from its samples; `planActJob`: the run is a Plan/Act
@@ -17,6 +17,7 @@ export function shapeOf(runId: string, episodeId: string, samples: readonly Samp
   if (/\/tree-rollout-\d+\/r\d+(\.\d+)*#\d+$/.test(episodeId)) return 'tree';
   if (/\/agent-rollout-\d+\/e\d+$/.test(episodeId)) return 'agent';
   if (episodeId.startsWith(`${runId}/`) && /\/r\d+(b\d+)?\/single-(b\d+-)?\d+$/.test(episodeId)) return planActJob ? 'fallback' : 'standard';
+  if (samples.some((s) => s.metadata.chat !== undefined) || (episodeId.startsWith(`${runId}/`) && /\/r\d+\/chat-(b\d+-)?\d+$/.test(episodeId))) return 'chat';
   if (samples.some((s) => s.metadata.role === 'planner' || s.metadata.role === 'actor') && /\/r\d+(b\d+)?\/e\d+$/.test(episodeId)) return 'plan-act';
   return 'unknown';
 }
@@ -36,6 +37,11 @@ export function episodeWorkflowId(runId: string, episodeId: string, shape: Rollo
     case 'standard': {
       const m = tail && /^r(\d+)\/single-(?:b(\d+)-)?\d+$/.exec(tail);
       return m ? `${runId}/standard-rollout-${m[1]}${m[2] ? `-b${m[2]}` : ''}` : undefined;
+    }
+    case 'chat': {
+      // workflows/rollout-kinds.ts: task.chat's standard rollout is chatRollout, `<run>/chat-rollout-<n>[-b<k>]`.
+      const m = tail && /^r(\d+)\/chat-(?:b(\d+)-)?\d+$/.exec(tail);
+      return m ? `${runId}/chat-rollout-${m[1]}${m[2] ? `-b${m[2]}` : ''}` : undefined;
     }
     case 'fallback': {
       const m = tail && /^r(\d+)\/single-\d+$/.exec(tail);

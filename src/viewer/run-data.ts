@@ -7,7 +7,11 @@ import path from 'node:path';
 import type { RolloutRecord, SessionRecord } from '../contracts/rollout-record';
 import type { RunState } from '../contracts/training-run';
 import { readSamples } from '../contracts/sample-set';
-import type { BlobRef, Sample } from '../domain/types';
+import type { BlobRef, ChatSampleRef, Sample } from '../domain/types';
+import type { KeptEpisode, StoredCheck } from '../chat/kept-episode';
+import { loadTokenizerDir } from '../model/tokenizer';
+import { resolveTokenizerDir } from '../model/tokenizer-dir';
+import type { TextTokenizer } from '../model/tokenizer-types';
 import { getJson, type BlobStore } from '../store/blob-store';
 import { names, runKey, stepOfName } from '../store/run-names';
 import { parseMetricsJsonl } from '../report/parse-metrics';
@@ -40,6 +44,31 @@ export function rlStepOf(step: number, index: number, rlStart: number | undefine
 
 /** A run's workflow state from the Temporal server, or undefined when the server does not know it or did not answer. */
 export type WorkflowStateLookup = (runId: string) => Promise<Exclude<RunStatusView['state'], 'unknown'> | undefined>;
+
+/**
+ * The tokenizer samples were written with: task.chat's, which chat samples name (model.tokenizer:
+ * `qwen3` or a tokenizer directory, resolved on this machine as the workers resolve it), else the
+ * viewer's own (--tokenizer). A run's samples share one. Ids past its vocabulary (a chat run written
+ * before its samples named their tokenizer, read with the project's) are refused, not drawn as nothing.
+ */
+export function tokenizerOf(samples: readonly NumberedSample[], fallback: TextTokenizer): TextTokenizer {
+  const chat = samples.find((n) => n.sample.metadata.chat !== undefined)?.sample.metadata.chat;
+  let tok = fallback;
+  if (chat !== undefined) {
+    try {
+      tok = loadTokenizerDir(resolveTokenizerDir(chat.tokenizer));
+    } catch (err) {
+      throw new ViewerError(502, 'tokenizer-unreadable', `the chat samples' tokenizer ${JSON.stringify(chat.tokenizer)} (model.tokenizer) cannot be read on this machine: ${(err as Error).message}`);
+    }
+  }
+  for (const { sample: s } of samples) {
+    const past = [...s.promptTokens, ...s.responseTokens].find((id) => id >= tok.vocabSize || id < 0);
+    if (past !== undefined) {
+      throw new ViewerError(502, 'tokenizer-mismatch', `the samples of ${s.metadata.episodeId} hold id ${past}, past the ${tok.vocabSize}-id vocabulary of the tokenizer they are read with: the run used another (start the viewer with --tokenizer <its tokenizer>, e.g. qwen3)`);
+    }
+  }
+  return tok;
+}
 
 export class RunData {
   /** Sample sets read, by sha256 (blobs never change), the oldest dropped past cacheBytes of blob. */
@@ -238,6 +267,17 @@ export class RunData {
       }),
     );
     return attempts.flat();
+  }
+
+  /** A chat sample's kept episode and the full-render check writeChatSamples stored for it. */
+  async chatParts(episodeId: string, ref: ChatSampleRef): Promise<{ kept: KeptEpisode; check: StoredCheck }> {
+    try {
+      const [kept, check] = await Promise.all([getJson<KeptEpisode>(this.store, ref.episode), getJson<StoredCheck>(this.store, ref.check)]);
+      if (!Array.isArray(kept?.conversation?.ids) || !Array.isArray(kept.conversation.spans) || !Array.isArray(check?.mismatches)) throw new SyntaxError('not a kept chat episode and its check');
+      return { kept, check };
+    } catch (err) {
+      throw asViewerError(err, `the kept conversation of ${episodeId}`);
+    }
   }
 
   private async readSet(ref: BlobRef, what: string): Promise<Sample[]> {

@@ -11,9 +11,11 @@ import type { RolloutRecord } from '../contracts/rollout-record';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { REPO_ROOT } from '../paths';
 import { badRequest, notFound, ViewerError } from './errors';
-import { checkRunId, RunData, type WorkflowStateLookup } from './run-data';
+import { checkRunId, RunData, tokenizerOf, type WorkflowStateLookup } from './run-data';
 import { byEpisode, stepView, type LinkSettings } from './step-view';
 import { episodeView } from './episode-view';
+import { chatView } from './chat-view';
+import type { ChatView } from './view-types';
 
 export interface ViewerOptions {
   store: BlobStore;
@@ -115,7 +117,7 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const { rlStep, rlStepKnown } = await data.rlStep(runId, step);
     const line = rlStepKnown ? (await data.metrics(runId)).metrics?.rl.find((p) => p.step === rlStep) : undefined;
     const links = linksFor(record);
-    return stepView(record, samples, opts.tokenizer, { rlStep, groupOffset, groupLimit, links, ...(line ? { metrics: line } : {}) });
+    return stepView(record, samples, tokenizerOf(samples, opts.tokenizer), { rlStep, groupOffset, groupLimit, links, ...(line ? { metrics: line } : {}) });
   });
 
   app.get<{ Params: { run: string; step: string } }>('/api/runs/:run/steps/:step/episode', async (req) => {
@@ -129,7 +131,16 @@ export function createViewer(opts: ViewerOptions): FastifyInstance {
     const samples = byEpisode(await data.samples(record)).get(id);
     if (!samples) throw notFound(`step ${step} of run '${runId}' has no episode '${id}'`);
     const links = linksFor(record);
-    const view = episodeView(record, id, samples, opts.tokenizer, links, await data.partnerSamples(record, id));
+    const tok = tokenizerOf(samples, opts.tokenizer);
+    // Chat samples as their conversations, from the kept episode and check they name.
+    const chats = new Map<number, ChatView>();
+    for (const n of samples) {
+      const ref = n.sample.metadata.chat;
+      if (ref === undefined) continue;
+      const { kept, check } = await data.chatParts(id, ref);
+      chats.set(n.index, chatView(n.sample, ref, kept, check, tok));
+    }
+    const view = episodeView(record, id, samples, tok, links, await data.partnerSamples(record, id), chats);
     return view.summary.shape === 'agent' ? { ...view, calls: await data.recordedCalls(id) } : view;
   });
 

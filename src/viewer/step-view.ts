@@ -6,6 +6,8 @@
 import type { RolloutRecord } from '../contracts/rollout-record';
 import type { AgentRole, Sample } from '../domain/types';
 import { TOOL_CALL_OPEN } from '../planact/protocol';
+import { TOOL_START as HERMES_TOOL_CALL_OPEN } from '../chat/hermes';
+import { sumCounts } from '../timeline/counts';
 import { groupKey } from '../rl/advantages';
 import type { TextTokenizer } from '../model/tokenizer-types';
 import { episodeWorkflowId, shapeOf, workflowUiUrl, type RolloutShape } from './links';
@@ -51,10 +53,10 @@ function countOccurrences(text: string, needle: string): number {
   return n;
 }
 
-/** Calculator calls the model wrote in a sample: `<calc>` in its trained (model-written) tokens. */
+/** Tool calls the model wrote in a sample: `<calc>` (chat episodes: Hermes `<tool_call>`) in its trained (model-written) tokens. */
 function toolCalls(tok: TextTokenizer, s: Sample): number {
   const written = s.responseTokens.filter((_, j) => (s.lossMask[j] ?? 0) > 0);
-  return countOccurrences(tok.decode(written), TOOL_CALL_OPEN);
+  return countOccurrences(tok.decode(written), s.metadata.chat ? HERMES_TOOL_CALL_OPEN : TOOL_CALL_OPEN);
 }
 
 const TREE_OUTPUT = /\/(r\d+(?:\.\d+)*)#\d+$/;
@@ -162,6 +164,8 @@ export function stepView(record: RolloutRecord, samples: readonly NumberedSample
     };
   });
   const shapes = new Set<RolloutShape>(views.flatMap((g) => g.episodes.map((e) => e.shape)));
+  // The metrics line's, else the record's own sets' (runs without a metrics file).
+  const chatCheck = opts.metrics?.timelines?.chat ?? sumCounts(record.sets.flatMap((s) => (s.timelines ? [s.timelines] : [])))?.chat;
   return {
     runId: record.runId,
     step: record.step,
@@ -176,5 +180,6 @@ export function stepView(record: RolloutRecord, samples: readonly NumberedSample
     groups: views,
     page: { offset: opts.groupOffset, limit: opts.groupLimit, total: all.length },
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    ...(chatCheck ? { chatCheck } : {}),
   };
 }

@@ -4,6 +4,7 @@ import type { SampleStatus } from '../contracts/rollout-record';
 import type { AgentRole } from '../domain/types';
 import type { RolloutShape } from './links';
 import type { TokenPiece } from './tokens';
+import type { MismatchKind, ToolCallProblem } from '../chat';
 
 export interface Page {
   offset: number;
@@ -121,6 +122,8 @@ export interface StepView {
   groups: GroupView[];
   page: Page;
   metrics?: RlStepMetrics;
+  /** Chat episodes: the step's full-render check counts (timelines.chat: mismatches by kind, unalignedModelIds). */
+  chatCheck?: Record<string, number>;
 }
 
 export interface SampleView {
@@ -147,6 +150,65 @@ export interface SampleView {
   response: TokenPiece[];
   /** Grid episodes: the observation's rows (A agent, G goal, # wall) read from the prompt. */
   grid?: string[];
+  /** Chat episodes (task.chat) whose sample names its kept conversation: the sample as that conversation. */
+  chat?: ChatView;
+}
+
+/**
+ * A chat episode's sample as its conversation (src/viewer/chat-view.ts). Ids are numbered over the
+ * whole conversation: those before promptLength are the sample's prompt pieces, the rest its
+ * response pieces (response index = id index - promptLength), so the token colours and the hover
+ * are the timeline's.
+ */
+export interface ChatView {
+  /** task.chat's tokenizer the ids were decoded with, and its thinking switch. */
+  tokenizer: string;
+  enableThinking: boolean;
+  promptLength: number;
+  /** The ids in order: the first prompt, each model turn, each environment delta, with the messages each carries. */
+  blocks: ChatBlockView[];
+  /** Id ranges [start, end) inside `<think>` blocks (an unclosed one runs to the end). */
+  thinking: Array<[number, number]>;
+  /** The full-render check that set the sample's loss mask, as writeChatSamples ran it. */
+  mismatches: MismatchView[];
+  counts: Record<MismatchKind, number>;
+  unalignedModelIds: number;
+}
+
+export interface ChatBlockView {
+  /** prompt: the first render; model: a turn's ids as the engine returned them; env: a rendered delta (with a length-cut turn's closing id). */
+  source: 'prompt' | 'env' | 'model';
+  start: number;
+  end: number;
+  messages: ChatMessageView[];
+  /** Model turns: their number (1-based) and the weights that generated them. */
+  turn?: number;
+  weightVersion?: number;
+}
+
+export interface ChatMessageView {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** Assistant turns: the thinking vLLM's reasoning parser read (null content: none). */
+  reasoning?: string;
+  /** Assistant turns: the tool calls as vLLM returns them (none at all when a block failed: vLLM's rule). */
+  toolCalls?: Array<{ id?: string; name: string; arguments: string }>;
+  /** Assistant turns: the tool-call blocks that failed, and calls of tools not offered. */
+  malformed?: ToolCallProblem[];
+  /** Tool results: the call answered (by tool_call_id, else by order). */
+  answers?: { id?: string; name: string; arguments: string };
+}
+
+export interface MismatchView {
+  kind: MismatchKind;
+  /** [start, end) in the conversation's ids (an empty range: the full render has text the kept ids lack, before `start`). */
+  kept: [number, number];
+  keptText: string;
+  expectedText: string;
+  /** Model-written ids in the range. */
+  modelIds: number;
+  /** `text` mismatches: their model ids were masked out (loss mask 0), not trained. */
+  masked: boolean;
 }
 
 /** An agent episode's call as the gateway recorded it (before merging into samples). */

@@ -2,8 +2,9 @@
  * The rollout viewer in a real browser (Debian's chromium driven by playwright-core) over runs made
  * here on the real dev server: a Plan/Act run followed live, a tree run and a grid-world run. The
  * page shows a step's groups, hovering a token shows the logprob and mask the blob store holds for it,
- * trees and grids render, episode links name workflows the server has, and a corrupt blob shows an
- * error panel.
+ * trees and grids render, episode links name workflows the server has, a chat episode shows as its
+ * conversation (roles, tool calls and results, thinking, the full-render check's marks), and a
+ * corrupt blob shows an error panel.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +22,9 @@ import { testEnv, tinyRlConfig, tinyRunConfig, uniqueId, type TestEnv } from '..
 import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { launchChromium } from '../../scripts/lib/chromium';
+import type { Sample } from '../../src/domain/types';
+import type { StoredCheck } from '../../src/chat/kept-episode';
+import { CHAT_RUN, CHAT_STEP, episodeIdOf, writeChatViewerFixture, type ChatFixture } from '../helpers/chat-viewer-fixture';
 
 let ctx: TestEnv;
 let viewer: FastifyInstance;
@@ -31,6 +35,7 @@ const runs: Record<'planAct' | 'tree' | 'grid' | 'dualPlanner' | 'agent' | 'fall
 let dualActor = '';
 let liveRun: Promise<unknown>;
 let stepsWhenOpened = -1;
+let chat: ChatFixture;
 
 beforeAll(async () => {
   ctx = await testEnv('viewer-browser');
@@ -87,6 +92,8 @@ beforeAll(async () => {
     args: [{ role: 'planner', config: { ...tinyPlanActConfig(uniqueId('viewer-alone'), 'dual', { barrierTimeoutSec: 1, fallbackOnTimeout: true }), rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 } }, rolloutIds: [1], inferenceQueue: oracleQueue }],
   });
   runs.fallback = lone.workflowId;
+  // A chat run (task.chat, Qwen3's tokenizer and template): its episodes kept and written by the real chat code (no model needed).
+  chat = await writeChatViewerFixture(ctx.store, ctx.runsDir);
   await Promise.all([tree.handle.result(), grid.handle.result(), agent.handle.result(), planner!.result(), actor!.result(), lone.result()]);
 }, 600_000);
 
@@ -244,6 +251,55 @@ test("an agent episode shows the calls the gateway recorded, beside the samples 
   await calls.first().locator('summary').click();
   expect(await calls.first().locator('.msg.llm').count()).toBeGreaterThanOrEqual(1);
   expect(await page.locator('#episode .sample .timeline').count()).toBeGreaterThanOrEqual(1);
+}, 120_000);
+
+test('a chat episode shows its conversation: roles, the tool call and its result, thinking, and the full-render check marked on its ids', async () => {
+  await open(`${runUrl(CHAT_RUN)}/step/${CHAT_STEP}`);
+  expect(await page.locator('#chat-check').textContent()).toContain('thinking-rewrite 2 · whitespace-rewrite 0 · model-tokenization 0 · env-tokenization 0 · text 1 · unalignedModelIds 1');
+  await page.locator(`#groups tr[data-episode="${episodeIdOf(0)}"]`).click();
+  await shown();
+  const conv = page.locator('#episode .chat');
+  await conv.waitFor();
+  expect(await conv.locator('.chat-msg').evaluateAll((els) => els.map((e) => e.getAttribute('data-role')))).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+  const call = conv.locator('.tool-call[data-name="calc"]');
+  expect(await call.count()).toBe(1);
+  expect(await call.textContent()).toContain('calc({"expression": "17+25"}) · call_1_0');
+  const result = conv.locator('.chat-msg.tool');
+  expect(await result.locator('.answers').textContent()).toBe('result of calc({"expression": "17+25"}) · call_1_0');
+  expect(await result.locator('.content').textContent()).toBe('42');
+  expect(await conv.locator('.malformed[data-kind="bad-json"]').count()).toBe(1);
+  // Thinking is collapsed in its message, and marked on its ids.
+  const thinking = conv.locator('.chat-msg.assistant .thinking').first();
+  expect(await thinking.locator('.msg-text').isVisible()).toBe(false);
+  await thinking.locator('summary').click();
+  expect(await thinking.locator('.msg-text').textContent()).toBe('\nI will use the calculator.\n');
+  const api = (await (await fetch(`${base}/api/runs/${CHAT_RUN}/steps/${CHAT_STEP}/episode?id=${encodeURIComponent(episodeIdOf(0))}`)).json()) as { samples: Array<{ chat: { thinking: Array<[number, number]> } }> };
+  const thinkingIds = api.samples[0]!.chat.thinking.reduce((n, [a, b]) => n + b - a, 0);
+  expect(thinkingIds).toBeGreaterThan(0);
+  expect(await conv.locator('.chat-block .tok.think').count()).toBe(thinkingIds);
+  // Every id of the check's thinking rewrites is marked with its kind; hovering one says so.
+  const [sample] = (await readSamples(ctx.store, chat.set.ref)) as Sample[];
+  const check = await getJson<StoredCheck>(ctx.store, sample!.metadata.chat!.check);
+  const rewritten = check.mismatches.filter((m) => m.kind === 'thinking-rewrite').reduce((n, m) => n + m.kept[1] - m.kept[0], 0);
+  const marked = conv.locator('.chat-block .tok.mis[data-kind="thinking-rewrite"]');
+  expect(await marked.count()).toBe(rewritten);
+  const firstMarked = conv.locator('.chat-block.model .tok.mis[data-kind="thinking-rewrite"]').first();
+  await firstMarked.hover();
+  const tip = (await page.locator('#tip').textContent())!;
+  expect(tip).toContain('a full render differs here: thinking-rewrite (trained as generated)');
+  expect(tip).toContain('mask 1');
+  expect(await conv.locator('.mismatches tr[data-kind="thinking-rewrite"]').count()).toBe(2);
+
+  // The other episode's `text` difference: the model id is marked masked out, on the page and in its hover.
+  await page.locator(`#groups tr[data-episode="${episodeIdOf(1)}"]`).click();
+  await shown();
+  const unaligned = page.locator('#episode .chat .chat-block .tok.unaligned');
+  await unaligned.first().waitFor();
+  expect(await unaligned.count()).toBe(1);
+  expect(await unaligned.getAttribute('data-kind')).toBe('text');
+  await unaligned.hover();
+  expect(await page.locator('#tip').textContent()).toContain('masked out: a full render cannot align it');
+  expect(await page.locator('#episode .mismatches tr[data-kind="text"]').textContent()).toContain('masked out');
 }, 120_000);
 
 test('a corrupt sample blob shows an error panel naming it, not a blank page', async () => {

@@ -4,7 +4,8 @@
  * a calc call, then the answer), plays the rollout's problem through chatRollout on a real Temporal
  * server, with production workers: every turn a chatTurn activity keeping the ids in the blob store.
  * The sample the trainer gets is exactly the chosen ids, its mask the model's turns, its logprobs the
- * engine's; the malformed call is answered and counted.
+ * engine's; the malformed call is answered and counted. The sample names its kept episode and check,
+ * from which the viewer shows it as its conversation.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +14,8 @@ import path from 'node:path';
 import { QWEN3_TOKENIZER_DIR, writeNewModel } from '../../scripts/lib/new-model';
 import { pythonBin } from '../../scripts/lib/python-env';
 import { formatHermesToolCalls, loadChatModel } from '../../src/chat';
-import { advanceKeptEpisode, type KeptEpisode } from '../../src/chat/kept-episode';
+import { advanceKeptEpisode, type KeptEpisode, type StoredCheck } from '../../src/chat/kept-episode';
+import { chatView } from '../../src/viewer/chat-view';
 import { parseRunConfig } from '../../src/config/parse';
 import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { Sample } from '../../src/domain/types';
@@ -110,4 +112,26 @@ it('plays a chat episode on the embedded engine token-in/token-out: the trained 
     if (m === 0) expect(sample!.logprobs[i]).toBe(0);
     else expect(sample!.logprobs[i]).toBeLessThan(0);
   });
+
+  // The sample names its kept episode and the check that set its mask: the viewer's conversation of it.
+  const ref = sample!.metadata.chat!;
+  expect(ref).toMatchObject({ tokenizer: 'qwen3', enableThinking: false, episode: expect.objectContaining({ kind: 'chat-episode' }), check: expect.objectContaining({ kind: 'chat-check' }) });
+  const view = chatView(sample!, ref, await getJson<KeptEpisode>(t.store, ref.episode), await getJson<StoredCheck>(t.store, ref.check), chat.tokenizer);
+  expect(view.blocks.map((b) => [b.source, b.messages.map((m) => m.role)])).toEqual([
+    ['prompt', ['user']],
+    ['model', ['assistant']],
+    ['env', ['user']],
+    ['model', ['assistant']],
+    ['env', ['tool']],
+    ['model', ['assistant']],
+  ]);
+  expect(view.blocks[1]!.messages[0]!.malformed).toEqual([expect.objectContaining({ kind: 'bad-json' })]);
+  expect(view.blocks[3]!.messages[0]!.toolCalls).toEqual([{ id: 'call_2_0', name: 'calc', arguments: JSON.stringify({ expression }).replace(':', ': ') }]);
+  expect(view.blocks[4]!.messages[0]).toMatchObject({ role: 'tool', content: String(problemFromExpression(expression).answer), answers: { id: 'call_2_0', name: 'calc' } });
+  expect(view.blocks[5]!.messages[0]!.content).toBe(String(problemFromExpression(expression).answer));
+  // Thinking off: each generation prompt's empty think block (prompt text), which a full render drops from the earlier turns.
+  expect(view.thinking.map(([a, b]) => chat.tokenizer.decode(want.conversation.ids.slice(a, b)))).toEqual(['<think>\n\n</think>', '<think>\n\n</think>', '<think>\n\n</think>']);
+  expect(view.counts).toEqual(expect.objectContaining({ 'thinking-rewrite': set.timelines!.chat!['thinking-rewrite'], text: 0 }));
+  expect(view.mismatches.length).toBeGreaterThan(0);
+  expect(view.mismatches.every((m) => m.kind === 'thinking-rewrite' && !m.masked)).toBe(true);
 });
