@@ -7,14 +7,13 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../src/config/errors';
 import type { RunConfig } from '../src/config/schema';
-import type { MetricsLine } from '../src/report/run-metrics';
-import { metricsOfLine, paramsOfConfig } from '../src/tracking/mlflow-batch';
+import { metricsOfLine, paramsOfConfig, type TrackedLine } from '../src/tracking/mlflow-batch';
 import { MlflowError } from '../src/tracking/mlflow-client';
 import { ensureExperiment, logBatch, openRun, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
 import { workflowUiUrl } from '../src/viewer/links';
 
 export interface OpenTrackingInput {
-  mlflow: NonNullable<RunConfig['tracking']>['mlflow'];
+  mlflow: NonNullable<NonNullable<RunConfig['tracking']>['mlflow']>;
   workflowId: string;
   namespace: string;
   /** Workflow time the run started (ms). */
@@ -23,11 +22,13 @@ export interface OpenTrackingInput {
   config: RunConfig;
   /** A later execution (continue-as-new, --resume): its tracker was accepted at the start, and a failure now is retried, not a refusal. */
   continued: boolean;
+  /** More tags (a planActJob's workflow type and role). */
+  tags?: Array<{ key: string; value: string }>;
 }
 
 export interface LogTrackingInput {
   run: MlflowRunRef;
-  lines: MetricsLine[];
+  lines: TrackedLine[];
   /** Workflow time (ms) the lines were made: every retry writes the same points. */
   timestamp: number;
 }
@@ -55,6 +56,7 @@ export function createTrackingActivities({ temporalUiUrl }: { temporalUiUrl?: st
             { key: 'temporal.namespace', value: input.namespace },
             ...(temporalUiUrl ? [{ key: 'temporal.webUi', value: workflowUiUrl(temporalUiUrl, input.namespace, input.workflowId) }] : []),
             { key: 'durable-rl.experiment', value: input.config.experiment },
+            ...(input.tags ?? []),
           ],
         }),
       );

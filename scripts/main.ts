@@ -23,6 +23,8 @@ import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer } from './lib/local-server';
 import { checkTracker, type TrackerCheck } from './lib/tracker-check';
+import { tensorboardRunDir } from '../src/tracking/tensorboard';
+import { tensorboardEnvDir } from '../src/paths';
 import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
@@ -92,7 +94,7 @@ async function main(): Promise<number> {
 
   // tracking.mlflow: the tracker checked (and the local default's server started) before anything starts.
   let tracker: TrackerCheck | undefined;
-  if (config.tracking) {
+  if (config.tracking?.mlflow) {
     const checked = await checkTracker(config, opts.resume ? 'resume' : 'start');
     if ('error' in checked) {
       console.error(`invalid config ${opts.resume ? `of run ${opts.resume}` : opts.config}:\n  - ${checked.error.path}: ${checked.error.message}`);
@@ -221,6 +223,10 @@ async function main(): Promise<number> {
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
   console.log(`worker log:  ${path.relative(REPO_ROOT, logFile)}`);
+  if (config.tracking?.tensorboard) {
+    const logDir = path.resolve(REPO_ROOT, config.tracking.tensorboard.dir);
+    console.log(`TensorBoard: ${tensorboardRunDir(logDir, workflowId)} (watch: ${path.join(tensorboardEnvDir(), 'bin', 'tensorboard')} --logdir ${logDir})`);
+  }
   // The run opens its MLflow run as it starts: its link once it has.
   const mlflowLink = tracker ? tracker.runUrl(workflowId) : Promise.resolve(undefined);
 

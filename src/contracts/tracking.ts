@@ -25,3 +25,9 @@ export interface RunTrackingState {
   /** Sent and not confirmed when the execution continued as new: written again by the next. */
   unconfirmed?: TrackingBatch[];
 }
+
+/** tracking.tensorboard's part of a run's or job's state: the run's folder, and the batches not yet written when the execution continued as new. */
+export interface TensorboardState {
+  runDir: string;
+  unconfirmed?: TrackingBatch[];
+}
