@@ -116,6 +116,9 @@ describe('each workflow refuses the keys only another one reads', () => {
       expect(keysPlanActJobIgnores(cfg, role)).toEqual([]);
       expect(cfg.rollout).toMatchObject({ kind: 'plan-act', mode: role === 'shared' ? 'shared' : 'dual' });
     }
+    const tracking = { mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' } };
+    expect(parseRunConfig(jobConfig({ ...main, tracking }, 'cmp', 'planner', false)).tracking).toEqual(tracking);
+    expect(parseRunConfig(evaluationConfig({ ...main, tracking }, 'cmp', 'dual', false)).tracking).toBeUndefined();
     const evaluation = parseRunConfig(evaluationConfig(main, 'cmp', 'dual', false));
     expect(evaluation.task.rl.testProblems).toBe(parseRunConfig(main).task.rl.testProblems);
     expect(evaluation.eval.passAtK).toBe(parseRunConfig(main).eval.passAtK);
