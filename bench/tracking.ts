@@ -8,8 +8,10 @@
  * line (appendMetrics scheduled) to the next, so it holds everything a step does, the workflow's
  * own work and the trackers' activities included; the first step (a new engine, Adam afresh) is
  * left out. Reports each run's median step, the medians of the off and on runs, their ratio, the
- * ratio of each pair (its spread), and the CPU the trackers' own processes used per RL step (the
- * MLflow server, TensorBoard's writer process).
+ * ratio of each pair (its spread), and, over the same steps, the CPU all of it used per RL step (this
+ * process with every worker, the dev server, the MLflow server's processes, TensorBoard's writer;
+ * read when the run's progress reaches RL step 1 and step N), of which the trackers' own processes:
+ * on a shared machine CPU seconds move much less with the load than wall seconds do.
  *
  *   npm run build && npm run bench:tracking [-- --pairs 4 --sft-steps 100 --rl-steps 6 --tracking both|mlflow|tensorboard]
  *   --tiny: a seconds-long smoke run (tiny model, three RL steps, two pairs).
@@ -24,9 +26,10 @@ import type { RunConfigInput } from '../src/config/schema';
 import { REPO_ROOT } from '../src/paths';
 import { startLocalStack } from '../scripts/lib/local-stack';
 import { startMlflowOnFreePort } from '../scripts/lib/mlflow-server';
+import { progressQuery } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import { arg } from './lib/args';
-import { processTreeCpuSeconds } from './lib/cpu';
+import { ownCpuSeconds, processCpuSeconds, processTreeCpuSeconds } from './lib/cpu';
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -64,8 +67,12 @@ interface RunOutcome {
   /** Median seconds per RL step, steps 2..N. */
   step: number;
   steps: number[];
+  /** CPU seconds per RL step over steps 2..N: everything, and the trackers' own processes. */
+  cpuPerStep: number;
   trackerCpuPerStep: { mlflow: number; tensorboard: number };
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -99,14 +106,39 @@ async function main(): Promise<void> {
   const run = async (id: string, cfg: RunConfigInput): Promise<void> => {
     await (await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [cfg] })).result();
   };
+  /** CPU seconds so far: all of it, and the trackers' processes. */
+  const cpuNow = () => {
+    const trackerCpu = trackerCpuSeconds(mlflow.pid);
+    return { all: ownCpuSeconds() + processCpuSeconds(stack.serverPid) + trackerCpu.mlflow + trackerCpu.tensorboard, ...trackerCpu };
+  };
+  /** Runs `cfg`, reading the CPU used when its progress reaches RL step 1 and step `rlSteps` (polled every 200 ms). */
+  const measuredRun = async (id: string, cfg: RunConfigInput) => {
+    const handle = await stack.client.workflow.start('trainingRun', { taskQueue: TASK_QUEUES.orchestration, workflowId: id, args: [cfg] });
+    let first: ReturnType<typeof cpuNow> | undefined;
+    let last: ReturnType<typeof cpuNow> | undefined;
+    let done = false;
+    const poll = (async () => {
+      while (!done && !last) {
+        const step = (await handle.query(progressQuery).catch(() => undefined))?.rlStep ?? 0;
+        if (!first && step >= 1) first = cpuNow();
+        if (step >= rlSteps) last = cpuNow();
+        await sleep(200);
+      }
+    })();
+    await handle.result();
+    done = true;
+    await poll;
+    if (!first || !last) throw new Error(`${id}: the progress query never showed RL step ${first ? rlSteps : 1}`);
+    return { first, last };
+  };
   try {
     const sftId = `bench-tracking-sft-${stamp}`;
     await run(sftId, { ...common, sft: { ...common.sft, steps: sftSteps }, rl: { ...common.rl, steps: 0 } });
     const rlConfig: RunConfigInput = { ...common, init: { fromRun: sftId }, sft: { ...common.sft, steps: 0 }, rl: { ...common.rl, steps: rlSteps } };
     console.log(`${sftSteps} SFT steps, then ${rlSteps} RL steps of ${common.rl?.promptsPerStep} prompts × ${common.rl?.groupSize} from that checkpoint per run; ${pairs} pairs of runs, tracking off and on (${trackers === 'both' ? 'MLflow and TensorBoard' : trackers}), alternating; steps 2–${rlSteps} measured`);
     console.log('');
-    console.log('| pair | run | tracking | median s/step | steps (s) | MLflow server CPU s/step | TensorBoard writer CPU s/step |');
-    console.log('|---:|---:|---|---:|---|---:|---:|');
+    console.log('| pair | run | tracking | median s/step | steps (s) | CPU s/step, all | of which MLflow server | TensorBoard writer |');
+    console.log('|---:|---:|---|---:|---|---:|---:|---:|');
     const outcomes: RunOutcome[][] = [];
     let n = 0;
     for (let p = 0; p < pairs; p++) {
@@ -114,16 +146,15 @@ async function main(): Promise<void> {
       const pair: RunOutcome[] = [];
       for (const tracked of order) {
         const id = `bench-tracking-${tracked ? 'on' : 'off'}-${p}-${stamp}`;
-        const cpu0 = trackerCpuSeconds(mlflow.pid);
-        await run(id, tracked ? { ...rlConfig, tracking } : rlConfig);
-        const cpu1 = trackerCpuSeconds(mlflow.pid);
+        const { first, last } = await measuredRun(id, tracked ? { ...rlConfig, tracking } : rlConfig);
         const times = await rlLineTimes(stack.client, id);
         if (times.length !== rlSteps) throw new Error(`${id}: ${times.length} RL metrics lines, expected ${rlSteps}`);
         const steps = times.slice(1).map((t, i) => (t - times[i]!) / 1000);
-        const o: RunOutcome = { tracked, step: median(steps), steps, trackerCpuPerStep: { mlflow: (cpu1.mlflow - cpu0.mlflow) / rlSteps, tensorboard: (cpu1.tensorboard - cpu0.tensorboard) / rlSteps } };
+        const per = (k: 'all' | 'mlflow' | 'tensorboard') => (last[k] - first[k]) / (rlSteps - 1);
+        const o: RunOutcome = { tracked, step: median(steps), steps, cpuPerStep: per('all'), trackerCpuPerStep: { mlflow: per('mlflow'), tensorboard: per('tensorboard') } };
         pair.push(o);
         n++;
-        console.log(`| ${p + 1} | ${n} | ${tracked ? 'on' : 'off'} | ${o.step.toFixed(3)} | ${steps.map((s) => s.toFixed(2)).join(', ')} | ${o.trackerCpuPerStep.mlflow.toFixed(3)} | ${o.trackerCpuPerStep.tensorboard.toFixed(3)} |`);
+        console.log(`| ${p + 1} | ${n} | ${tracked ? 'on' : 'off'} | ${o.step.toFixed(3)} | ${steps.map((s) => s.toFixed(2)).join(', ')} | ${o.cpuPerStep.toFixed(3)} | ${o.trackerCpuPerStep.mlflow.toFixed(3)} | ${o.trackerCpuPerStep.tensorboard.toFixed(3)} |`);
       }
       outcomes.push(pair);
     }
@@ -137,7 +168,11 @@ async function main(): Promise<void> {
     console.log(`median over every measured step: off ${allSteps(false).toFixed(3)}, on ${allSteps(true).toFixed(3)}: on/off ${(allSteps(true) / allSteps(false)).toFixed(4)}`);
     console.log(`per pair on/off: ${ratios.map((r) => r.toFixed(4)).join(', ')} (median ${median(ratios).toFixed(4)}, ${Math.min(...ratios).toFixed(4)}–${Math.max(...ratios).toFixed(4)})`);
     const cpu = (k: 'mlflow' | 'tensorboard') => median(of(true).map((o) => o.trackerCpuPerStep[k]));
-    console.log(`trackers' own processes, CPU per RL step (median of the on runs): MLflow server ${cpu('mlflow').toFixed(3)} s, TensorBoard writer ${cpu('tensorboard').toFixed(3)} s`);
+    const cpuOff = median(of(false).map((o) => o.cpuPerStep));
+    const cpuOn = median(of(true).map((o) => o.cpuPerStep));
+    const cpuRatios = outcomes.map((pair) => pair.find((o) => o.tracked)!.cpuPerStep / pair.find((o) => !o.tracked)!.cpuPerStep);
+    console.log(`CPU s/step (median over runs): off ${cpuOff.toFixed(3)}, on ${cpuOn.toFixed(3)}: on/off ${(cpuOn / cpuOff).toFixed(4)}; per pair ${cpuRatios.map((r) => r.toFixed(4)).join(', ')}`);
+    console.log(`trackers' own processes, CPU per RL step (median of the on runs): MLflow server ${cpu('mlflow').toFixed(3)} s, TensorBoard writer ${cpu('tensorboard').toFixed(3)} s (${((100 * (cpu('mlflow') + cpu('tensorboard'))) / cpuOff).toFixed(2)}% of an untracked step's CPU)`);
   } finally {
     await stack.stop();
     await mlflow.stop();

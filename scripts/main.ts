@@ -23,7 +23,7 @@ import { TASK_QUEUES } from '../workflows/task-queues';
 import type { TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer } from './lib/local-server';
 import { checkTracker, type TrackerCheck } from './lib/tracker-check';
-import { tensorboardRunDir } from '../src/tracking/tensorboard';
+import { makeTensorboardRunDir, tensorboardRunDir } from '../src/tracking/tensorboard';
 import { tensorboardEnvDir } from '../src/paths';
 import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
@@ -102,6 +102,12 @@ async function main(): Promise<number> {
     }
     tracker = checked;
     console.log(`MLflow:      ${tracker.uri}${tracker.startedHere ? ` (started mlflow server, SQLite .data/mlflow, pid ${tracker.pid})` : ''}, experiment '${config.tracking.mlflow.experiment}'`);
+  }
+  // tracking.tensorboard: the log directory made and checked writable before anything starts (the run checks its own folder again).
+  const tensorboardProblem = config.tracking?.tensorboard && (await makeTensorboardRunDir(path.resolve(REPO_ROOT, config.tracking.tensorboard.dir)));
+  if (tensorboardProblem) {
+    console.error(`invalid config ${opts.resume ? `of run ${opts.resume}` : opts.config}:\n  - ${tensorboardProblem.path}: ${tensorboardProblem.message}`);
+    return 2;
   }
 
   // Worker and workflow logs (per-chunk losses, evaluations) go to a file; the terminal shows progress.
