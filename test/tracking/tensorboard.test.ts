@@ -81,6 +81,19 @@ it('refuses a run whose folder cannot be written, naming tracking.tensorboard.di
   expect(scheduled).not.toContain('trainSft');
 }, 120_000);
 
+it('writes what a cancelled run had logged: the queued lines go out as the run ends', async () => {
+  const logDir = path.join(dir, 'cancelled');
+  const { workflowId, handle } = await ctx.startTrainingRun('tb-cancel', tracked(logDir));
+  // Cancelled once RL step 1 is in the metrics file: its lines wait for the flush (30 s) that never comes.
+  const file = metricsFilePath(ctx.runsDir, workflowId);
+  for (let i = 0; i < 600 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes('"kind":"rl"')); i++) await new Promise((r) => setTimeout(r, 200));
+  await handle.cancel();
+  await expect(handle.result()).rejects.toThrow();
+  const lines = metricsLines(workflowId);
+  expect(lines.some((l) => l.kind === 'rl')).toBe(true);
+  expect(readTensorboardPoints(tensorboardRunDir(logDir, workflowId))).toEqual(expectedTensorboardPoints(lines));
+}, 120_000);
+
 describe('the writer', () => {
   const writer = new TensorboardWriter();
   const { openTensorboard, writeTensorboard } = createTensorboardActivities({ writer });
