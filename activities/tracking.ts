@@ -11,7 +11,7 @@ import type { BlobRef } from '../src/domain/types';
 import type { ChildRunInput } from '../src/contracts/tracking';
 import type { MetricsLine } from '../src/report/run-metrics';
 import type { BlobStore } from '../src/store/blob-store';
-import { metricsOfLine, paramsOfConfig } from '../src/tracking/mlflow-batch';
+import { metricsOfLine, paramsOfConfig, type TrackedLine } from '../src/tracking/mlflow-batch';
 import { ArtifactsNotServedError, logArtifacts } from '../src/tracking/mlflow-artifacts';
 import { MlflowError } from '../src/tracking/mlflow-client';
 import { ensureExperiment, logBatch, openChildRun, openRun, pointsNotLogged, setStatus, type MlflowRunRef, type MlflowRunStatus } from '../src/tracking/mlflow-run';
@@ -19,7 +19,7 @@ import { runArtifactFiles, type RunArtifacts } from '../src/tracking/run-artifac
 import { workflowUiUrl } from '../src/viewer/links';
 
 export interface OpenTrackingInput {
-  mlflow: NonNullable<RunConfig['tracking']>['mlflow'];
+  mlflow: NonNullable<NonNullable<RunConfig['tracking']>['mlflow']>;
   workflowId: string;
   namespace: string;
   /** Workflow time the run started (ms). */
@@ -28,11 +28,13 @@ export interface OpenTrackingInput {
   config: RunConfig;
   /** A later execution (continue-as-new, --resume): its tracker was accepted at the start, and a failure now is retried, not a refusal. */
   continued: boolean;
+  /** More tags (a planActJob's workflow type and role). */
+  tags?: Array<{ key: string; value: string }>;
 }
 
 export interface LogTrackingInput {
   run: MlflowRunRef;
-  lines: MetricsLine[];
+  lines: TrackedLine[];
   /** Workflow time (ms) the lines were made: every retry writes the same points. */
   timestamp: number;
 }
@@ -69,6 +71,7 @@ export function createTrackingActivities({ temporalUiUrl, store }: { temporalUiU
             { key: 'temporal.namespace', value: input.namespace },
             ...(temporalUiUrl ? [{ key: 'temporal.webUi', value: workflowUiUrl(temporalUiUrl, input.namespace, input.workflowId) }] : []),
             { key: 'durable-rl.experiment', value: input.config.experiment },
+            ...(input.tags ?? []),
           ],
         }),
       );

@@ -24,6 +24,8 @@ import type { TrainingRunResult } from '../src/contracts/training-run';
 import { ensureServer } from './lib/local-server';
 import { checkTracker, withLocalTracking, type TrackerCheck } from './lib/tracker-check';
 import { LOCAL_MLFLOW_URI } from './lib/mlflow-server';
+import { makeTensorboardRunDir, tensorboardRunDir } from '../src/tracking/tensorboard';
+import { tensorboardEnvDir } from '../src/paths';
 import { workflowUiUrl } from '../src/viewer/links';
 import { runTemporalCli } from './lib/temporal-cli';
 import { formatResult } from './lib/format-result';
@@ -95,7 +97,7 @@ async function main(): Promise<number> {
 
   // tracking.mlflow: the tracker checked (and the local default's server started) before anything starts.
   let tracker: TrackerCheck | undefined;
-  if (config.tracking) {
+  if (config.tracking?.mlflow) {
     const checked = await checkTracker(config, opts.resume ? 'resume' : 'start');
     if ('error' in checked) {
       console.error(`invalid config ${opts.resume ? `of run ${opts.resume}` : opts.config}:\n  - ${checked.error.path}: ${checked.error.message}`);
@@ -103,6 +105,12 @@ async function main(): Promise<number> {
     }
     tracker = checked;
     console.log(`MLflow:      ${tracker.uri}${tracker.startedHere ? ` (started mlflow server, SQLite .data/mlflow, pid ${tracker.pid})` : ''}, experiment '${config.tracking.mlflow.experiment}'`);
+  }
+  // tracking.tensorboard: the log directory made and checked writable before anything starts (the run checks its own folder again).
+  const tensorboardProblem = config.tracking?.tensorboard && (await makeTensorboardRunDir(path.resolve(REPO_ROOT, config.tracking.tensorboard.dir)));
+  if (tensorboardProblem) {
+    console.error(`invalid config ${opts.resume ? `of run ${opts.resume}` : opts.config}:\n  - ${tensorboardProblem.path}: ${tensorboardProblem.message}`);
+    return 2;
   }
 
   // Worker and workflow logs (per-chunk losses, evaluations) go to a file; the terminal shows progress.
@@ -224,6 +232,10 @@ async function main(): Promise<number> {
   console.log(`workflow id: ${workflowId}`);
   if (server.uiUrl) console.log(`Web UI:      ${workflowUiUrl(server.uiUrl, namespace, workflowId)}`);
   console.log(`worker log:  ${path.relative(REPO_ROOT, logFile)}`);
+  if (config.tracking?.tensorboard) {
+    const logDir = path.resolve(REPO_ROOT, config.tracking.tensorboard.dir);
+    console.log(`TensorBoard: ${tensorboardRunDir(logDir, workflowId)} (watch: ${path.join(tensorboardEnvDir(), 'bin', 'tensorboard')} --logdir ${logDir})`);
+  }
   // The run opens its MLflow run as it starts: its link once it has.
   const mlflowLink = tracker ? tracker.runUrl(workflowId) : Promise.resolve(undefined);
 

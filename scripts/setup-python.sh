@@ -30,6 +30,21 @@ if [ ! -f "$MLFLOW_VENV/.complete" ]; then
   touch "$MLFLOW_VENV/.complete"
 fi
 
+# TensorBoard (tracking.tensorboard; activities/tensorboard-writer.ts): the event-file writer the
+# orchestration workers run, and the `tensorboard` command, in an environment of its own (a small
+# one; the training environment's name is its pins' hash, so adding it there would rebuild that).
+TB_REQ=scripts/python/tensorboard.txt
+TB_VENV="$CACHE_DIR/tensorboard-$(sha256sum < "$TB_REQ" | cut -c1-12)"
+if [ ! -f "$TB_VENV/.complete" ]; then
+  echo "[setup] building TensorBoard's environment $TB_VENV (one time, under a minute)"
+  rm -rf "$TB_VENV"
+  "$PYTHON" -m venv "$TB_VENV"
+  "$TB_VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$TB_REQ"
+  "$TB_VENV/bin/python" -c 'from tensorboard.summary.writer.record_writer import RecordWriter; from tensorboard.backend.event_processing.event_accumulator import EventAccumulator' \
+    || { echo "[setup] the TensorBoard environment does not import tensorboard" >&2; exit 1; }
+  touch "$TB_VENV/.complete"
+fi
+
 if [ -f "$VENV/.complete" ]; then
   exit 0
 fi

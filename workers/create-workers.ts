@@ -17,6 +17,7 @@ import { createInferenceActivities } from '../activities/inference';
 import { createToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
 import { createTrackingActivities } from '../activities/tracking';
+import { createTensorboardActivities } from '../activities/tensorboard';
 import { initTfBackend } from '../src/model/backend';
 import { DATA_DIR, REPO_ROOT, defaultRunsDir } from '../src/paths';
 import type { BlobStore } from '../src/store/blob-store';
@@ -74,6 +75,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createRunRecordActivities({ store, runsDir: setup.runsDir ?? defaultRunsDir() }),
               // tracking.mlflow: the run's points, status and artifacts in MLflow.
               ...createTrackingActivities({ store, ...(setup.temporalUiUrl ? { temporalUiUrl: setup.temporalUiUrl } : {}) }),
+              // tracking.tensorboard: the run's event file.
+              ...createTensorboardActivities(),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
             },

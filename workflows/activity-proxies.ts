@@ -19,6 +19,7 @@ import type { RunRecordActivities } from '../activities/run-records';
 import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
 import type { TrackingActivities } from '../activities/tracking';
+import type { TensorboardActivities } from '../activities/tensorboard';
 import type { RunConfig } from '../src/config/schema';
 import { TASK_QUEUES, TRAINER_QUEUES } from './task-queues';
 
@@ -131,6 +132,23 @@ export function trackingProxies() {
     setTrackingStatus: background.setTrackingStatus,
     openChildRun: background.openTrackingChildRun,
     logArtifacts: background.logTrackingArtifacts,
+  };
+}
+
+/**
+ * TensorBoard event files (tracking.tensorboard; workflows/tensorboard-log.ts): opening the run's
+ * folder at the start is waited on (a folder refused then refuses the run); writes are not waited on
+ * by training, one at a time, retried without limit with backoff up to a minute.
+ */
+export function tensorboardProxies() {
+  return {
+    open: proxyActivities<TensorboardActivities>({ taskQueue: TASK_QUEUES.orchestration, startToCloseTimeout: '1m', retry: { ...retry(5), nonRetryableErrorTypes: NON_RETRYABLE_ERRORS } }).openTensorboard,
+    write: proxyActivities<TensorboardActivities>({
+      taskQueue: TASK_QUEUES.orchestration,
+      startToCloseTimeout: '1m',
+      heartbeatTimeout: '20s',
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+    }).writeTensorboard,
   };
 }
 

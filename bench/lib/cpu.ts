@@ -23,3 +23,17 @@ export function machineBusySeconds(): number {
   const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
   return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / 100;
 }
+
+/** CPU seconds a process and every process below it have used (a server's worker processes, say), from /proc. */
+export function processTreeCpuSeconds(pid: number): number {
+  let children: number[] = [];
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      children = children.concat(fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    }
+  } catch {
+    // Gone meanwhile.
+  }
+  const own = processCpuSeconds(pid);
+  return (Number.isNaN(own) ? 0 : own) + children.reduce((n, c) => n + processTreeCpuSeconds(c), 0);
+}

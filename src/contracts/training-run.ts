@@ -5,7 +5,7 @@ import type { CheckpointInfo, LossPoint, PolicyRef, WeightsInfo } from './weight
 import type { RolloutSummary } from './rollout-summary';
 import type { TreeRolloutCounts } from './tree';
 import type { BlobRef } from '../domain/types';
-import type { RunTrackingState } from './tracking';
+import type { RunTrackingState, TensorboardState } from './tracking';
 import type { EvalReport } from '../eval/report';
 import type { Accuracy, ToolUse } from '../eval/accuracy';
 
@@ -222,6 +222,8 @@ export interface RunState {
   pendingRollouts?: PendingRollout[];
   /** tracking.mlflow: the run's MLflow run (workflows/training-run/tracker.ts). */
   tracking?: RunTrackingState;
+  /** tracking.tensorboard: the run's event-file folder (workflows/tensorboard-log.ts). */
+  tensorboard?: TensorboardState;
 }
 
 /** One RL step's rollout: its batches and, with dynamic sampling, the groups kept. */

@@ -6,6 +6,10 @@
  * (MLflow keeps a metric point once per key, step, timestamp and value; a parameter once per key).
  */
 import type { MetricsLine } from '../report/run-metrics';
+import type { JobMetricsLine } from './job-lines';
+
+/** What a tracker logs: a run's metrics-file lines, or a planActJob's (job-lines.ts). */
+export type TrackedLine = MetricsLine | JobMetricsLine;
 
 /** MLflow's limits (mlflow/utils/validation.py): key length, parameter and tag values, one log-batch request. */
 export const MLFLOW_LIMITS = { keyLength: 250, paramValue: 6000, tagValue: 8000, metricsPerBatch: 1000, paramsTagsPerBatch: 100, entitiesPerBatch: 1000 } as const;
@@ -47,9 +51,9 @@ function numericLeaves(prefix: string, value: unknown, out: Array<[string, numbe
 }
 
 /** A metrics-file line's points: key prefix by kind (sft, eval/<phase>, rl, rft, baseline/<label>, test/<policy>), its step or 0. */
-export function metricsOfLine(line: MetricsLine, timestamp: number): MlflowMetric[] {
+export function metricsOfLine(line: TrackedLine, timestamp: number): MlflowMetric[] {
   let prefix: string;
-  const { kind, ...rest } = line as MetricsLine & Record<string, unknown>;
+  const { kind, ...rest } = line as TrackedLine & Record<string, unknown>;
   switch (line.kind) {
     case 'sft-loss':
       prefix = 'sft';

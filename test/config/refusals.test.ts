@@ -52,7 +52,7 @@ const EXAMPLES: Array<Record<string, unknown>> = [
   { compare: { sftBudget: { sequences: 8 } } },
   grid({ horizon: { planRewardCoef: 0.9, baseH: 3 } }),
   { rollout: { rolloutTimeoutSec: 60, barrierTimeoutSec: 60, fallbackOnTimeout: false } },
-  { rl: { async: { maxStaleness: 1 } }, init: { fromHf: 'x' }, sft: { steps: 3 }, task: { trainProblems: 3, rl: { evalProblems: 3, testProblems: 3 } }, eval: { everySteps: 3, sampled: false, passAtK: 3 }, tracking: { mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' } } },
+  { rl: { async: { maxStaleness: 1 } }, init: { fromHf: 'x' }, sft: { steps: 3 }, task: { trainProblems: 3, rl: { evalProblems: 3, testProblems: 3 } }, eval: { everySteps: 3, sampled: false, passAtK: 3 } },
   { rollout: { mode: 'dual' }, inference: { ...openai, openai: { ...openai.openai, tokenizer: 't' } } },
   { rollout: { kind: 'tree' }, rl: { dynamicSampling: { enabled: true } } },
   { rollout: { kind: 'agent' }, rl: { dynamicSampling: { enabled: true }, async: { maxStaleness: 1 } }, inference: synced },

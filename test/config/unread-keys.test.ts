@@ -86,17 +86,21 @@ describe('each workflow refuses the keys only another one reads', () => {
     expect(job({ eval: { everySteps: 5, sampled: false, passAtK: 2, rlEverySteps: 3, maxNewTokens: 20 } })).toEqual(['eval.everySteps', 'eval.sampled', 'eval.passAtK']);
     expect(job({ rollout: { mode: 'dual', barrierTimeoutSec: 60 } })).toEqual([]);
     expect(job({ rollout: { mode: 'shared', barrierTimeoutSec: 60, rolloutTimeoutSec: 60 } }, 'shared')).toEqual(['rollout.barrierTimeoutSec']);
-    expect(job({ tracking: { mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' } } })).toEqual(['tracking']);
+    // A job logs to its trackers too (one run per job: docs/tracking.md).
+    expect(job({ tracking: { mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' }, tensorboard: { dir: 'tb' } } })).toEqual([]);
   });
 
-  it('tracking: an http(s) MLflow URI and an experiment name, and no key the run does not read', () => {
+  it('tracking: an http(s) MLflow URI and an experiment name, or a TensorBoard folder, and no key the run does not read', () => {
     const tracking = (t: unknown) => ({ tracking: t });
-    expect(parseRunConfig(tracking({ mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' } })).tracking?.mlflow.experiment).toBe('x');
+    expect(parseRunConfig(tracking({ mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' } })).tracking?.mlflow?.experiment).toBe('x');
     expect(parseRunConfig({}).tracking).toBeUndefined();
     expect(refusal(tracking({ mlflow: { uri: 'file:///tmp/mlruns', experiment: 'x' } })).path).toBe('tracking.mlflow.uri');
     expect(refusal(tracking({ mlflow: { uri: 'http://127.0.0.1:5000', experiment: '' } })).path).toBe('tracking.mlflow.experiment');
     expect(refusal(tracking({ mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x', runName: 'y' } })).path).toBe('tracking.mlflow');
-    expect(refusal(tracking({ mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' }, tensorboard: { dir: 'tb' } })).path).toBe('tracking');
+    expect(parseRunConfig(tracking({ tensorboard: { dir: 'tb' } })).tracking).toEqual({ tensorboard: { dir: 'tb' } });
+    expect(refusal(tracking({ tensorboard: { dir: '' } })).path).toBe('tracking.tensorboard.dir');
+    expect(refusal(tracking({ tensorboard: { dir: 'tb', flushSecs: 5 } })).path).toBe('tracking.tensorboard');
+    expect(refusal(tracking({})).path).toBe('tracking');
   });
 
   it('the example job configs hold no key their jobs would ignore', () => {
@@ -112,6 +116,9 @@ describe('each workflow refuses the keys only another one reads', () => {
       expect(keysPlanActJobIgnores(cfg, role)).toEqual([]);
       expect(cfg.rollout).toMatchObject({ kind: 'plan-act', mode: role === 'shared' ? 'shared' : 'dual' });
     }
+    const tracking = { mlflow: { uri: 'http://127.0.0.1:5000', experiment: 'x' } };
+    expect(parseRunConfig(jobConfig({ ...main, tracking }, 'cmp', 'planner', false)).tracking).toEqual(tracking);
+    expect(parseRunConfig(evaluationConfig({ ...main, tracking }, 'cmp', 'dual', false)).tracking).toBeUndefined();
     const evaluation = parseRunConfig(evaluationConfig(main, 'cmp', 'dual', false));
     expect(evaluation.task.rl.testProblems).toBe(parseRunConfig(main).task.rl.testProblems);
     expect(evaluation.eval.passAtK).toBe(parseRunConfig(main).eval.passAtK);

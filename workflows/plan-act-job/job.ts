@@ -8,6 +8,7 @@ import type { JobEvalPoint, JobRolloutResult, PlanActJobInput, PlanActJobState }
 import type { SessionDelivery } from '../../src/contracts/rollout-session';
 import type { CheckpointInfo, PolicyRef, WeightsInfo } from '../../src/contracts/weights';
 import type { planActProxies } from '../activity-proxies';
+import type { JobTrackingCarry } from './tracking';
 
 /** State carried across continue-as-new. */
 export interface PlanActJobCarry {
@@ -19,6 +20,8 @@ export interface PlanActJobCarry {
   checkpoint?: CheckpointInfo;
   start?: CheckpointInfo;
   evals?: JobEvalPoint[];
+  /** tracking.*: the job's MLflow run and TensorBoard folder, and what they had not yet taken. */
+  tracking?: JobTrackingCarry;
 }
 
 /** A job before it has weights: what it was given and what it set up. */

@@ -9,7 +9,7 @@
  * typed error (rollouts.ts). A job that trains updates its own policy after each rollout (policy.ts).
  * This file is the job's order of commands: setup, starting policy, then each rollout in turn.
  */
-import { continueAsNew, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, continueAsNew, isCancellation, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PlanActJobInput, PlanActJobResult, PlanActJobState } from '../../src/contracts/plan-act-job';
 import type { SessionDelivery } from '../../src/contracts/rollout-session';
 import { planActProxies } from '../activity-proxies';
@@ -20,6 +20,8 @@ import { CONFIG_REFUSALS_TABLE, refuseAsRecorded } from '../parse-config';
 import { carryOf, policyOf, type Job, type JobSetup, type PlanActJobCarry } from './job';
 import { evaluateOwn, startingPolicy, trainOn } from './policy';
 import { jobRollout } from './rollouts';
+import { JobTrackers } from './tracking';
+import { jobEvalLine, jobRolloutLines } from '../../src/tracking/job-lines';
 
 export type { PlanActJobCarry } from './job';
 
@@ -55,14 +57,34 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
     if (!checkedByActivity) await refuseAsRecorded(cfg, 'planActJob input', { consumer: { ...consumer, trains } });
     validateTraining(input);
   }
+  // tracking.*: opened before the job does anything (a tracker it cannot use refuses it).
+  const trackers = await JobTrackers.start(cfg, input.role, carry?.tracking);
   const setup: JobSetup = { input, self, cfg, state, deliveries, activities, trains };
+  try {
+    const result = await runJob(setup, trackers, carry);
+    await trackers?.finish('FINISHED');
+    return result;
+  } catch (err) {
+    // The MLflow run's status follows the job's (a continue-as-new goes on in the same run).
+    if (trackers && !(err instanceof ContinueAsNew)) await CancellationScope.nonCancellable(() => trackers.finish(isCancellation(err) ? 'KILLED' : 'FAILED'));
+    throw err;
+  }
+}
+
+/** The job's starting policy, then each rollout in turn (and its update and evaluation when it trains). */
+async function runJob(setup: JobSetup, trackers: JobTrackers | undefined, carry: PlanActJobCarry | undefined): Promise<PlanActJobResult> {
+  const { input, cfg, state, trains, deliveries } = setup;
   const own = await startingPolicy(setup, carry);
   const job: Job = { ...setup, ...own, policy: policyOf(setup, own.weights), evals: carry?.evals ?? [] };
+  const evaluate = async (afterRollouts: number) => {
+    await evaluateOwn(job, afterRollouts);
+    trackers?.log([jobEvalLine(job.evals.at(-1)!)]);
+  };
   state.weights = job.weights;
   if (job.checkpoint) state.checkpoint = job.checkpoint;
   if (trains) {
     state.evals = job.evals;
-    if (job.evals.length === 0 && cfg.eval.rlEverySteps > 0) await evaluateOwn(job, 0);
+    if (job.evals.length === 0 && cfg.eval.rlEverySteps > 0) await evaluate(0);
   }
 
   while (state.remaining.length > 0) {
@@ -77,11 +99,14 @@ export async function planActJob(input: PlanActJobInput, carry?: PlanActJobCarry
       if (update) result.training = update;
     }
     state.completed.push(result);
-    if (trains && cfg.eval.rlEverySteps > 0 && state.completed.length % cfg.eval.rlEverySteps === 0) await evaluateOwn(job, state.completed.length);
+    trackers?.log(jobRolloutLines(state.completed.length, result));
+    if (trains && cfg.eval.rlEverySteps > 0 && state.completed.length % cfg.eval.rlEverySteps === 0) await evaluate(state.completed.length);
     state.remaining.shift();
     deliveries.delete(rolloutId);
     log.info('rollout done', { rolloutId, outcome: result.outcome, reason: result.reason, meanReward: result.meanReward });
-    if (state.remaining.length > 0 && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof planActJob>(input, carryOf(job));
+    if (state.remaining.length > 0 && workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof planActJob>(input, { ...carryOf(job), ...(trackers ? { tracking: trackers.carry() } : {}) });
+    }
   }
   state.phase = 'done';
   return { experiment: cfg.experiment, role: input.role, weights: job.weights, ...(trains ? { evals: job.evals } : {}), rollouts: state.completed, fallbacks: state.fallbacks };

@@ -13,6 +13,7 @@ import { activityProxies } from '../activity-proxies';
 import { EXPERIMENT, STEP } from '../search-attributes';
 import { progressQuery } from '../messages';
 import type { RunTracker } from './tracker';
+import type { TensorboardLog } from '../tensorboard-log';
 
 /** Points of each curve the workflow state and result keep (the metrics file keeps every one). */
 const KEEP_POINTS = 50;
@@ -37,6 +38,8 @@ export class Run {
   readonly progress: RunProgress;
   /** tracking.mlflow: logs every metrics line too (set by the start phase). */
   tracker?: RunTracker;
+  /** tracking.tensorboard: writes every metrics line to the run's event file too (set by the start phase). */
+  tensorboard?: TensorboardLog;
   /** Chunks and steps this execution ran (workflow.continueAsNewEvery counts them). */
   private unitsThisExecution = 0;
 
@@ -87,6 +90,7 @@ export class Run {
   metrics(lines: MetricsLine[]): Promise<string> {
     // Not waited for: the tracker retries while training goes on.
     this.tracker?.log(lines);
+    this.tensorboard?.log(lines);
     return this.records.appendMetrics({ runId: this.runId, lines });
   }
 
@@ -106,6 +110,7 @@ export class Run {
     if (due) {
       trimState(this.state);
       if (this.tracker) this.state.tracking = { mlflow: this.tracker.run, unconfirmed: this.tracker.carry() };
+      if (this.tensorboard) this.state.tensorboard = this.tensorboard.state();
       await continueAsNew<TrainingRunWorkflow>(this.cfg, this.state);
     }
   }

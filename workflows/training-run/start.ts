@@ -13,6 +13,7 @@ import { failAsRun } from '../failures';
 import { CONFIG_REFUSALS_TABLE, refuseAsRecorded, resolveConfigOrFail } from '../parse-config';
 import { Run, type RemotePolicy } from './run';
 import { RunTracker } from './tracker';
+import { TensorboardLog } from '../tensorboard-log';
 
 /** The run's config resolved and checked, its id claimed and its state loaded (a resume's) or begun. */
 export async function startRun(input: RunConfigInput, resume: TrainingRunResume | undefined): Promise<Run> {
@@ -37,6 +38,7 @@ export async function startRun(input: RunConfigInput, resume: TrainingRunResume 
   const run = new Run(cfg, runId, state, remote);
   run.showProgress();
   await startTracking(run, resume);
+  await startTensorboard(run, resume);
   return run;
 }
 
@@ -47,7 +49,7 @@ export async function startRun(input: RunConfigInput, resume: TrainingRunResume 
  */
 async function startTracking(run: Run, resume: TrainingRunResume | undefined): Promise<void> {
   const { cfg, state } = run;
-  if (!cfg.tracking || !patched('mlflow-tracking')) return;
+  if (!cfg.tracking?.mlflow || !patched('mlflow-tracking')) return;
   if (state.tracking) {
     run.tracker = new RunTracker(state.tracking.mlflow, state.tracking.unconfirmed);
     delete state.tracking.unconfirmed;
@@ -57,6 +59,19 @@ async function startTracking(run: Run, resume: TrainingRunResume | undefined): P
   }
   run.tracker = await failAsRun(RunTracker.open(cfg.tracking.mlflow, cfg, resume !== undefined));
   state.tracking = { mlflow: run.tracker.run };
+}
+
+/**
+ * tracking.tensorboard: a new run's folder made and checked before anything is logged (one that
+ * cannot be written refuses the run, naming tracking.tensorboard.dir); a later execution goes on in
+ * the folder its state names, writing again what the last one had not (the writer skips what the file holds).
+ */
+async function startTensorboard(run: Run, resume: TrainingRunResume | undefined): Promise<void> {
+  const { cfg, state } = run;
+  if (!cfg.tracking?.tensorboard || !patched('tensorboard-tracking')) return;
+  const log = state.tensorboard ? new TensorboardLog(state.tensorboard.runDir, state.tensorboard.unconfirmed) : await failAsRun(TensorboardLog.open(cfg.tracking.tensorboard.dir, resume !== undefined));
+  run.tensorboard = log;
+  state.tensorboard = { runDir: log.runDir };
 }
 
 

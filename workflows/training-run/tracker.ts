@@ -12,6 +12,7 @@
  */
 import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
 import type { MetricsLine } from '../../src/report/run-metrics';
+import type { TrackedLine } from '../../src/tracking/mlflow-batch';
 import type { RunConfig } from '../../src/config/schema';
 import type { BlobRef } from '../../src/domain/types';
 import type { MlflowRunRef, TrackedBaseline, TrackingBatch } from '../../src/contracts/tracking';
@@ -32,7 +33,7 @@ export interface BaselineRun {
 }
 
 /** How long a finished run waits for MLflow to take its last points and status before it returns anyway. */
-const FINISH_WAIT = '5m';
+export const FINISH_WAIT = '5m';
 
 export class RunTracker {
   private readonly activities = trackingProxies();
@@ -54,14 +55,14 @@ export class RunTracker {
   }
 
   /** The run's MLflow run for `cfg.tracking.mlflow`: found or made, with its parameters and tags (a refused tracker fails the run, naming the key). */
-  static async open(mlflow: { uri: string; experiment: string }, config: RunConfig, continued: boolean): Promise<RunTracker> {
+  static async open(mlflow: { uri: string; experiment: string }, config: RunConfig, continued: boolean, tags?: Array<{ key: string; value: string }>): Promise<RunTracker> {
     const info = workflowInfo();
-    const run = await trackingProxies().open({ mlflow, workflowId: info.workflowId, namespace: info.namespace, startTime: workflowNow(), config, continued });
+    const run = await trackingProxies().open({ mlflow, workflowId: info.workflowId, namespace: info.namespace, startTime: workflowNow(), config, continued, ...(tags ? { tags } : {}) });
     return new RunTracker(run);
   }
 
   /** Logs the lines without waiting (their time: now, the workflow's). */
-  log(lines: MetricsLine[]): void {
+  log(lines: TrackedLine[]): void {
     if (lines.length > 0) this.send({ lines, timestamp: workflowNow() });
   }
 
@@ -147,7 +148,7 @@ export class RunTracker {
   private send(batch: TrackingBatch): void {
     const id = this.sent++;
     this.unconfirmed.set(id, batch);
-    void this.activities.logTracking({ run: this.run, lines: batch.lines as MetricsLine[], timestamp: batch.timestamp }).then(
+    void this.activities.logTracking({ run: this.run, lines: batch.lines as TrackedLine[], timestamp: batch.timestamp }).then(
       () => this.unconfirmed.delete(id),
       // Only a refusal no retry changes ends the retries: those points are not MLflow's to take.
       (err: unknown) => {

@@ -31,6 +31,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
   try {
     const result = await phases(run);
     await run.tracker?.finish('FINISHED');
+    await run.tensorboard?.finish();
     return result;
   } catch (err) {
     // The MLflow run's status follows the workflow's (a continue-as-new goes on in the same run).
@@ -38,6 +39,7 @@ export async function trainingRun(input: RunConfigInput, resume?: TrainingRunRes
       const status = isCancellation(err) ? 'KILLED' : 'FAILED';
       await CancellationScope.nonCancellable(() => run.tracker!.finish(status));
     }
+    if (run.tensorboard && !(err instanceof ContinueAsNew)) await CancellationScope.nonCancellable(() => run.tensorboard!.finish());
     throw err;
   }
 }
