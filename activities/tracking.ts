@@ -9,7 +9,6 @@ import { ConfigError } from '../src/config/errors';
 import type { RunConfig } from '../src/config/schema';
 import type { BlobRef } from '../src/domain/types';
 import type { ChildRunInput } from '../src/contracts/tracking';
-import type { MetricsLine } from '../src/report/run-metrics';
 import type { BlobStore } from '../src/store/blob-store';
 import { metricsOfLine, paramsOfConfig, type TrackedLine } from '../src/tracking/mlflow-batch';
 import { ArtifactsNotServedError, logArtifacts } from '../src/tracking/mlflow-artifacts';
