@@ -159,7 +159,11 @@ class AdamW:
         self.named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self.params = [p for _, p in self.named]
         self.clip_norm = clip_norm
-        self.opt = torch.optim.AdamW(self.params, lr=lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0, foreach=True)
+        # One fused kernel per step where the parameters are plain tensors: on a CPU, foreach spent 0.44 s
+        # a step on a 39M-parameter Qwen3 (151k-row embedding and head) against fused's 0.07 s, as long as
+        # the forward and backward passes together. Sharded (DTensor) parameters keep foreach.
+        self.fused = not any(isinstance(p, DTensor) for p in self.params)
+        self.opt = torch.optim.AdamW(self.params, lr=lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0, **({"fused": True} if self.fused else {"foreach": True}))
         self.step_count = 0
         if state is not None:
             self.step_count = int(state["step"])
@@ -167,7 +171,8 @@ class AdamW:
                 if name not in state["m"] or name not in state["v"]:
                     raise ValueError(f"the optimizer state lacks {name}")
                 self.opt.state[p] = {
-                    "step": torch.tensor(float(self.step_count)),
+                    # fused kernels read the step from the parameter's device
+                    "step": torch.tensor(float(self.step_count), device=p.device if self.fused else None),
                     "exp_avg": sharded_like(state["m"][name], p),
                     "exp_avg_sq": sharded_like(state["v"][name], p),
                 }
