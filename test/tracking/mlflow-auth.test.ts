@@ -5,36 +5,18 @@
  * trainingRun whose orchestration worker holds them fails with a ConfigError before anything is
  * logged (no MLflow run, no logging activity, no training).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { mlflowCall, type MlflowEndpoint } from '../../src/tracking/mlflow-client';
 import { ensureExperiment, findRun, logBatch, openRun, setStatus } from '../../src/tracking/mlflow-run';
-import { startMlflowOnFreePort, type RunningMlflow } from '../../scripts/lib/mlflow-server';
-import { testEnv, tinyRlConfig, type TestEnv } from '../helpers/temporal';
-import { workerProcesses } from '../helpers/worker-processes';
+import { scheduledActivityTypes } from '../helpers/history';
+import { trackedTestEnv } from '../helpers/mlflow';
+import { tinyRlConfig } from '../helpers/temporal';
 
 const PASSWORD = 'right-password-7';
-let ctx: TestEnv;
-let workers: ReturnType<typeof workerProcesses>;
-let mlflow: RunningMlflow;
-let dir: string;
+// Only the orchestration worker (a process, given the credentials): a refused run trains nothing.
+const suite = trackedTestEnv('mlflow-auth', { queues: [], mlflow: { basicAuth: { adminPassword: PASSWORD } } });
 
-beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-mlflow-auth-'));
-  // Only the orchestration worker (a process, given the credentials): a refused run trains nothing.
-  [mlflow, ctx] = await Promise.all([startMlflowOnFreePort({ dir, logFile: path.join(dir, 'server.log'), basicAuth: { adminPassword: PASSWORD } }), testEnv('mlflow-auth', [])]);
-  workers = workerProcesses(ctx);
-}, 180_000);
-
-afterAll(async () => {
-  await workers?.killAll();
-  await ctx?.stop();
-  await mlflow?.stop();
-});
-
-const admin = (): MlflowEndpoint => ({ uri: mlflow.uri, username: 'admin', password: PASSWORD });
+const admin = (): MlflowEndpoint => ({ uri: suite.mlflow.uri, username: 'admin', password: PASSWORD });
 // A bearer token, a wrong password, nothing: each set explicitly, so the test's own environment does not count.
 const refused: Array<[string, Partial<MlflowEndpoint>, RegExp]> = [
   ['a wrong password', { username: 'admin', password: 'wrong', token: '' }, /sent: user 'admin' and a password \(MLFLOW_TRACKING_USERNAME, MLFLOW_TRACKING_PASSWORD\)/],
@@ -54,7 +36,7 @@ it('logs a run with the right password (basic auth, as MLflow\'s client sends it
 });
 
 it.each(refused)('refuses %s at the start, naming tracking.mlflow.uri and the credentials sent', async (_what, creds, sent) => {
-  const got = await ensureExperiment({ uri: mlflow.uri, ...creds }, 'auth-refused');
+  const got = await ensureExperiment({ uri: suite.mlflow.uri, ...creds }, 'auth-refused');
   expect(got).toEqual({ problem: { path: 'tracking.mlflow.uri', message: expect.stringMatching(/answered 401/) as string } });
   const { message } = (got as { problem: { message: string } }).problem;
   expect(message).toMatch(sent);
@@ -65,16 +47,16 @@ it.each([
   ['a wrong password', { MLFLOW_TRACKING_USERNAME: 'admin', MLFLOW_TRACKING_PASSWORD: 'wrong' }],
   ['a token the server does not take', { MLFLOW_TRACKING_TOKEN: 'not-a-token-here' }],
 ])('fails a run whose worker holds %s with a ConfigError naming tracking.mlflow.uri, before anything is logged', async (_what, env) => {
-  await workers.killAll();
-  workers.spawnWorker('orchestration', { MLFLOW_TRACKING_USERNAME: '', MLFLOW_TRACKING_PASSWORD: '', MLFLOW_TRACKING_TOKEN: '', ...env });
+  await suite.workers.killAll();
+  suite.workers.spawnWorker('orchestration', { MLFLOW_TRACKING_USERNAME: '', MLFLOW_TRACKING_PASSWORD: '', MLFLOW_TRACKING_TOKEN: '', ...env });
   const experiment = `auth-run-${Object.keys(env).length}`;
-  const { workflowId, handle } = await ctx.startTrainingRun('mlflow-auth', { ...tinyRlConfig(), tracking: { mlflow: { uri: mlflow.uri, experiment } } });
+  const { workflowId, handle } = await suite.ctx.startTrainingRun('mlflow-auth', { ...tinyRlConfig(), tracking: { mlflow: { uri: suite.mlflow.uri, experiment } } });
   const err = await handle.result().catch((e: unknown) => e);
   expect(err).toBeInstanceOf(WorkflowFailedError);
   const cause = (err as WorkflowFailedError).cause as Error & { type?: string };
   expect(cause.type).toBe('ConfigError');
   expect(cause.message).toMatch(/tracking\.mlflow\.uri: MLflow at http:\/\/127\.0\.0\.1:\d+ answered 401/);
-  const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+  const scheduled = scheduledActivityTypes(await handle.fetchHistory());
   expect(scheduled).toContain('openTrackingRun');
   expect(scheduled).not.toContain('logTracking');
   expect(scheduled).not.toContain('initPolicy');

@@ -6,60 +6,36 @@
  * run naming the key before anything is logged. The orchestration worker (workflows and the
  * tracking activities) is a separate process, so a test can kill it.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { mlflowCall } from '../../src/tracking/mlflow-client';
 import { ensureExperiment } from '../../src/tracking/mlflow-run';
 import { freePort } from '../../scripts/lib/dev-server';
-import { startMlflowOnFreePort, type RunningMlflow } from '../../scripts/lib/mlflow-server';
+import { activityStarts, scheduledActivityTypes } from '../helpers/history';
 import * as mlflowTest from '../helpers/mlflow';
-import { testEnv, tinyRlConfig, type TestEnv } from '../helpers/temporal';
-import { workerProcesses } from '../helpers/worker-processes';
+import { tinyRlConfig } from '../helpers/temporal';
 
-let ctx: TestEnv;
-let workers: ReturnType<typeof workerProcesses>;
-let mlflow: RunningMlflow;
-let dir: string;
-const runsBefore = process.env.DURABLE_RL_RUNS;
-
-beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-mlflow-'));
-  [mlflow, ctx] = await Promise.all([startMlflowOnFreePort({ dir, logFile: path.join(dir, 'server.log') }), testEnv('mlflow', ['inference', 'training', 'tools'])]);
-  // The orchestration worker processes write the metrics files where this test reads them.
-  process.env.DURABLE_RL_RUNS = ctx.runsDir;
-  workers = workerProcesses(ctx);
-}, 180_000);
-
-afterAll(async () => {
-  await workers?.killAll();
-  await ctx?.stop();
-  await mlflow?.stop();
-  if (runsBefore === undefined) delete process.env.DURABLE_RL_RUNS;
-  else process.env.DURABLE_RL_RUNS = runsBefore;
-});
+const suite = mlflowTest.trackedTestEnv('mlflow', { queues: ['inference', 'training', 'tools'] });
 
 const tracked = (uri: string, experiment: string) => ({ ...tinyRlConfig(), tracking: { mlflow: { uri, experiment } } });
 
-const mlflowRunOf = (experiment: string, workflowId: string) => mlflowTest.mlflowRunOf(mlflow.uri, experiment, workflowId);
-const pointsOfMetricsFile = (workflowId: string) => mlflowTest.pointsOfMetricsFile(ctx.runsDir, workflowId);
+const mlflowRunOf = (experiment: string, workflowId: string) => mlflowTest.mlflowRunOf(suite.mlflow.uri, experiment, workflowId);
+const pointsOfMetricsFile = (workflowId: string) => mlflowTest.pointsOfMetricsFile(suite.ctx.runsDir, workflowId);
 const { pointsIn } = mlflowTest;
 
 it('refuses a run whose tracking URI does not answer, naming tracking.mlflow.uri, before anything is logged', async () => {
-  workers.spawnWorker('orchestration');
-  const { handle } = await ctx.startTrainingRun('mlflow-down', tracked(`http://127.0.0.1:${await freePort()}`, 'refused'));
+  suite.workers.spawnWorker('orchestration');
+  const { handle } = await suite.ctx.startTrainingRun('mlflow-down', tracked(`http://127.0.0.1:${await freePort()}`, 'refused'));
   const err = await handle.result().catch((e: unknown) => e);
   expect(err).toBeInstanceOf(WorkflowFailedError);
   const cause = (err as WorkflowFailedError).cause!;
   expect(cause.message).toMatch(/tracking\.mlflow\.uri: no MLflow server answered at http:\/\/127\.0\.0\.1:\d+/);
-  const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+  const scheduled = scheduledActivityTypes(await handle.fetchHistory());
   expect(scheduled).not.toContain('logTracking');
   expect(scheduled).not.toContain('trainSft');
 }, 120_000);
 
 it('refuses an experiment name MLflow refuses (a deleted experiment), naming tracking.mlflow.experiment', async () => {
-  const ep = { uri: mlflow.uri };
+  const ep = { uri: suite.mlflow.uri };
   const made = await ensureExperiment(ep, 'deleted-one');
   if (!('experimentId' in made)) throw new Error(made.problem.message);
   await mlflowCall(ep, 'POST', 'experiments/delete', { experiment_id: made.experimentId });
@@ -67,7 +43,7 @@ it('refuses an experiment name MLflow refuses (a deleted experiment), naming tra
 });
 
 it("logs the run's parameters, tags, one point per metric and step of every metrics line, and its status", async () => {
-  const { workflowId, handle } = await ctx.startTrainingRun('mlflow-run', tracked(mlflow.uri, 'tiny'));
+  const { workflowId, handle } = await suite.ctx.startTrainingRun('mlflow-run', tracked(suite.mlflow.uri, 'tiny'));
   await handle.result();
   const run = await mlflowRunOf('tiny', workflowId);
   expect(run.status).toBe('FINISHED');
@@ -84,10 +60,10 @@ it("logs the run's parameters, tags, one point per metric and step of every metr
 }, 240_000);
 
 it('leaves one point per metric and step when the worker is SIGKILLed right after a logging write, and the write is retried', async () => {
-  await workers.killAll();
-  const frozen = workers.spawnFreezingWorker('orchestration', 'logTracking:written:1');
-  const { workflowId, handle } = await ctx.startTrainingRun('mlflow-kill', tracked(mlflow.uri, 'tiny'));
-  expect(await workers.killWhenFrozen('orchestration', frozen)).toBe('FROZEN logTracking {"written":1}');
+  await suite.workers.killAll();
+  const frozen = suite.workers.spawnFreezingWorker('orchestration', 'logTracking:written:1');
+  const { workflowId, handle } = await suite.ctx.startTrainingRun('mlflow-kill', tracked(suite.mlflow.uri, 'tiny'));
+  expect(await suite.workers.killWhenFrozen('orchestration', frozen)).toBe('FROZEN logTracking {"written":1}');
   await handle.result();
   const run = await mlflowRunOf('tiny', workflowId);
   expect(run.status).toBe('FINISHED');
@@ -95,11 +71,6 @@ it('leaves one point per metric and step when the worker is SIGKILLed right afte
   expect(points).toEqual(pointsOfMetricsFile(workflowId));
   expect(new Set(points).size).toBe(points.length);
   // The killed write was written again by a second attempt.
-  const events = (await handle.fetchHistory()).events ?? [];
-  const typeOf = new Map(events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [[String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name]] : [])));
-  const retried = events.flatMap((e) => {
-    const a = e.activityTaskStartedEventAttributes;
-    return a && (a.attempt ?? 1) > 1 ? [typeOf.get(String(a.scheduledEventId))] : [];
-  });
+  const retried = activityStarts(await handle.fetchHistory()).flatMap((s) => (s.attempt > 1 ? [s.type] : []));
   expect(retried).toContain('logTracking');
 }, 300_000);

@@ -5,57 +5,34 @@
  * with TensorBoard's own reader); a dual-mode pair logs two runs. Episodes use the oracle stand-in
  * for generate (fast); training and evaluations are the real ones.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { GenerateInput } from '../../activities/inference';
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
 import type { PlanActJobResult } from '../../src/contracts/plan-act-job';
 import { jobEvalLine, jobRolloutLines, type JobMetricsLine } from '../../src/tracking/job-lines';
 import { metricsOfLine } from '../../src/tracking/mlflow-batch';
-import { mlflowCall } from '../../src/tracking/mlflow-client';
-import { ensureExperiment, findRun } from '../../src/tracking/mlflow-run';
 import { tensorboardRunDir } from '../../src/tracking/tensorboard';
-import { startMlflowOnFreePort, type RunningMlflow } from '../../scripts/lib/mlflow-server';
 import { tinyPlanActConfig } from '../../scripts/lib/scenarios';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { expectedTensorboardPoints, readTensorboardPoints } from '../helpers/tensorboard';
-import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+import * as mlflowTest from '../helpers/mlflow';
+import { uniqueId } from '../helpers/temporal';
 
-let ctx: TestEnv;
-let mlflow: RunningMlflow;
-let dir: string;
+const suite = mlflowTest.trackedTestEnv('job-tracking', { workerProcesses: false });
+
 /** The oracle, except that about half the episodes' planners answer 0 at once: rewards differ within a group, so GRPO trains. */
 const mixedQueue = uniqueId('oracle-mixed');
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-job-tracking-'));
-  [mlflow, ctx] = await Promise.all([startMlflowOnFreePort({ dir, logFile: path.join(dir, 'server.log') }), testEnv('job-tracking')]);
   const script = (input: GenerateInput) =>
     input.role === 'planner' && !input.prompt.includes('<|eos|>') && (input.params.seed ?? 0) % 2 === 1 ? { text: 'ANSWER: 0\n', finishReason: 'eos' as const } : undefined;
-  await ctx.addWorker({ taskQueue: mixedQueue, activities: createOracleInferenceActivities({ store: ctx.store, latencyMs: 20, script }), maxConcurrentActivityTaskExecutions: 64 });
+  await suite.ctx.addWorker({ taskQueue: mixedQueue, activities: createOracleInferenceActivities({ store: suite.ctx.store, latencyMs: 20, script }), maxConcurrentActivityTaskExecutions: 64 });
 }, 180_000);
 
-afterAll(async () => {
-  await ctx?.stop();
-  await mlflow?.stop();
-});
-
-/** The job's MLflow run: status, tags and "key@step" of every point it holds. */
+/** The job's MLflow run: status, tags, parameters and "key@step=value" of every point it holds. */
 async function mlflowRunOf(experiment: string, workflowId: string) {
-  const ep = { uri: mlflow.uri };
-  const exp = await ensureExperiment(ep, experiment);
-  if (!('experimentId' in exp)) throw new Error(exp.problem.message);
-  const runId = await findRun(ep, exp.experimentId, workflowId);
-  if (!runId) throw new Error(`no MLflow run for ${workflowId}`);
-  type Kv = { key: string; value: string };
-  const { run } = await mlflowCall<{ run: { info: { status: string }; data: { params?: Kv[]; tags?: Kv[]; metrics?: Array<{ key: string }> } } }>(ep, 'GET', 'runs/get', { run_id: runId });
-  const points: string[] = [];
-  for (const { key } of run.data.metrics ?? []) {
-    const res = await mlflowCall<{ metrics?: Array<{ step: string | number; value: number }> }>(ep, 'GET', 'metrics/get-history', { run_id: runId, metric_key: key, max_results: 10_000 });
-    for (const m of res.metrics ?? []) points.push(`${key}@${Number(m.step)}=${m.value}`);
-  }
-  return { status: run.info.status, tags: new Map((run.data.tags ?? []).map((t) => [t.key, t.value])), params: new Map((run.data.params ?? []).map((p) => [p.key, p.value])), points: points.sort() };
+  const run = await mlflowTest.mlflowRunOf(suite.mlflow.uri, experiment, workflowId);
+  return { ...run, points: mlflowTest.pointsIn(run.history, true) };
 }
 
 /** The lines a job's result says it logged: each rollout (and its update) at its count, each evaluation at the count it followed. */
@@ -66,16 +43,16 @@ const mlflowPointsOf = (lines: JobMetricsLine[]) => lines.flatMap((l) => metrics
 
 it('a shared job that trains logs one MLflow run and one event file: its rollouts as steps, its updates and evaluations, each point once', async () => {
   const experiment = uniqueId('job-tracked');
-  const logDir = path.join(dir, 'tb');
+  const logDir = path.join(suite.dir, 'tb');
   const config = {
     ...tinyPlanActConfig(experiment, 'shared'),
     eval: { rlEverySteps: 1, maxNewTokens: 8 },
     task: { evalProblems: 2, difficulty: { minTerms: 4, maxTerms: 4, minDigits: 1, maxDigits: 2 } },
     rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 16 },
-    tracking: { mlflow: { uri: mlflow.uri, experiment: 'jobs' }, tensorboard: { dir: logDir } },
+    tracking: { mlflow: { uri: suite.mlflow.uri, experiment: 'jobs' }, tensorboard: { dir: logDir } },
   };
   const workflowId = uniqueId('shared-job');
-  const handle = await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [{ role: 'shared', config, rolloutIds: [1, 2], inferenceQueue: mixedQueue }] });
+  const handle = await suite.ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId, args: [{ role: 'shared', config, rolloutIds: [1, 2], inferenceQueue: mixedQueue }] });
   const result = (await handle.result()) as PlanActJobResult;
   expect(result.rollouts.map((r) => r.training !== undefined)).toEqual([true, true]);
   const lines = linesOf(result);
@@ -96,11 +73,11 @@ it('a shared job that trains logs one MLflow run and one event file: its rollout
 
 it('a dual-mode pair logs one MLflow run per job, tagged with its role, the session rollouts as steps', async () => {
   const experiment = uniqueId('dual-tracked');
-  const config = { ...tinyPlanActConfig(experiment, 'dual', { barrierTimeoutSec: 30 }), tracking: { mlflow: { uri: mlflow.uri, experiment: 'jobs' } } };
+  const config = { ...tinyPlanActConfig(experiment, 'dual', { barrierTimeoutSec: 30 }), tracking: { mlflow: { uri: suite.mlflow.uri, experiment: 'jobs' } } };
   const ids = { planner: uniqueId('planner-job'), actor: uniqueId('actor-job') };
   const results = (await Promise.all(
     (['planner', 'actor'] as const).map(async (role) =>
-      (await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: ids[role], args: [{ role, config, rolloutIds: [1], train: false, inferenceQueue: mixedQueue }] })).result(),
+      (await suite.ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: ids[role], args: [{ role, config, rolloutIds: [1], train: false, inferenceQueue: mixedQueue }] })).result(),
     ),
   )) as PlanActJobResult[];
   for (const [i, role] of (['planner', 'actor'] as const).entries()) {

@@ -6,7 +6,6 @@
  * folder that cannot be written refuses the run at its start, naming tracking.tensorboard.dir.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -16,40 +15,23 @@ import { TensorboardWriter } from '../../activities/tensorboard-writer';
 import type { MetricsLine } from '../../src/report';
 import { tensorboardRunDir } from '../../src/tracking/tensorboard';
 import { expectedTensorboardPoints, readTensorboardPoints } from '../helpers/tensorboard';
-import { testEnv, tinyRlConfig, type TestEnv } from '../helpers/temporal';
-import { workerProcesses } from '../helpers/worker-processes';
+import { activityStarts, scheduledActivityTypes } from '../helpers/history';
+import { trackedTestEnv } from '../helpers/mlflow';
+import { tinyRlConfig } from '../helpers/temporal';
 
-let ctx: TestEnv;
-let workers: ReturnType<typeof workerProcesses>;
-let dir: string;
-const runsBefore = process.env.DURABLE_RL_RUNS;
-
-beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-rl-tensorboard-'));
-  ctx = await testEnv('tensorboard', ['inference', 'training', 'tools']);
-  // The orchestration worker processes write the metrics files where this test reads them.
-  process.env.DURABLE_RL_RUNS = ctx.runsDir;
-  workers = workerProcesses(ctx);
-}, 180_000);
-
-afterAll(async () => {
-  await workers?.killAll();
-  await ctx?.stop();
-  if (runsBefore === undefined) delete process.env.DURABLE_RL_RUNS;
-  else process.env.DURABLE_RL_RUNS = runsBefore;
-});
+const suite = trackedTestEnv('tensorboard', { queues: ['inference', 'training', 'tools'], mlflow: false });
 
 const tracked = (tbDir: string) => ({ ...tinyRlConfig(), tracking: { tensorboard: { dir: tbDir } } });
 
 function metricsLines(workflowId: string): MetricsLine[] {
-  return fs.readFileSync(metricsFilePath(ctx.runsDir, workflowId), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as MetricsLine);
+  return fs.readFileSync(metricsFilePath(suite.ctx.runsDir, workflowId), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as MetricsLine);
 }
 
 it('writes one point per tag and step, equal to the metrics file, when the worker is SIGKILLed right after a write and the write is retried', async () => {
-  const frozen = workers.spawnFreezingWorker('orchestration', 'writeTensorboard:written:1');
-  const logDir = path.join(dir, 'logs');
-  const { workflowId, handle } = await ctx.startTrainingRun('tb-run', tracked(logDir));
-  expect(await workers.killWhenFrozen('orchestration', frozen)).toMatch(/^FROZEN writeTensorboard \{"written":\d+,"skipped":0\}$/);
+  const frozen = suite.workers.spawnFreezingWorker('orchestration', 'writeTensorboard:written:1');
+  const logDir = path.join(suite.dir, 'logs');
+  const { workflowId, handle } = await suite.ctx.startTrainingRun('tb-run', tracked(logDir));
+  expect(await suite.workers.killWhenFrozen('orchestration', frozen)).toMatch(/^FROZEN writeTensorboard \{"written":\d+,"skipped":0\}$/);
   await handle.result();
   const points = readTensorboardPoints(tensorboardRunDir(logDir, workflowId));
   expect(points).toEqual(expectedTensorboardPoints(metricsLines(workflowId)));
@@ -57,35 +39,30 @@ it('writes one point per tag and step, equal to the metrics file, when the worke
   expect(new Set(tagSteps).size).toBe(tagSteps.length);
   expect(tagSteps).toEqual(expect.arrayContaining(['sft/loss@1', 'sft/loss@4', 'rl/meanReward@1', 'rl/meanReward@2', 'eval/rl/greedyAccuracy@0', 'eval/rl/greedyAccuracy@2', 'baseline/SFT only/accuracy@0']));
   // The killed write was written again by a second attempt.
-  const events = (await handle.fetchHistory()).events ?? [];
-  const typeOf = new Map(events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [[String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name]] : [])));
-  const retried = events.flatMap((e) => {
-    const a = e.activityTaskStartedEventAttributes;
-    return a && (a.attempt ?? 1) > 1 ? [typeOf.get(String(a.scheduledEventId))] : [];
-  });
+  const retried = activityStarts(await handle.fetchHistory()).flatMap((s) => (s.attempt > 1 ? [s.type] : []));
   expect(retried).toContain('writeTensorboard');
 }, 300_000);
 
 it('refuses a run whose folder cannot be written, naming tracking.tensorboard.dir, before anything is logged', async () => {
-  await workers.killAll();
-  workers.spawnWorker('orchestration');
+  await suite.workers.killAll();
+  suite.workers.spawnWorker('orchestration');
   // A file where the log directory should be: nothing can be made under it.
-  const notADir = path.join(dir, 'a-file');
+  const notADir = path.join(suite.dir, 'a-file');
   fs.writeFileSync(notADir, '');
-  const { handle } = await ctx.startTrainingRun('tb-refused', tracked(notADir));
+  const { handle } = await suite.ctx.startTrainingRun('tb-refused', tracked(notADir));
   const err = await handle.result().catch((e: unknown) => e);
   expect(err).toBeInstanceOf(WorkflowFailedError);
   expect((err as WorkflowFailedError).cause!.message).toMatch(/tracking\.tensorboard\.dir: cannot write TensorBoard's event file in .*a-file\/tb-refused-.*ENOTDIR/);
-  const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+  const scheduled = scheduledActivityTypes(await handle.fetchHistory());
   expect(scheduled).not.toContain('writeTensorboard');
   expect(scheduled).not.toContain('trainSft');
 }, 120_000);
 
 it('writes what a cancelled run had logged: the queued lines go out as the run ends', async () => {
-  const logDir = path.join(dir, 'cancelled');
-  const { workflowId, handle } = await ctx.startTrainingRun('tb-cancel', tracked(logDir));
+  const logDir = path.join(suite.dir, 'cancelled');
+  const { workflowId, handle } = await suite.ctx.startTrainingRun('tb-cancel', tracked(logDir));
   // Cancelled once RL step 1 is in the metrics file: its lines wait for the flush (30 s) that never comes.
-  const file = metricsFilePath(ctx.runsDir, workflowId);
+  const file = metricsFilePath(suite.ctx.runsDir, workflowId);
   for (let i = 0; i < 600 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes('"kind":"rl"')); i++) await new Promise((r) => setTimeout(r, 200));
   await handle.cancel();
   await expect(handle.result()).rejects.toThrow();
@@ -101,8 +78,8 @@ describe('the writer', () => {
   const rl = (step: number, meanReward: number) => ({ lines: [{ kind: 'rl', step, meanReward, loss: step / 10 }], timestamp: 1_700_000_000_000 + step * 1000 });
 
   it('adds nothing twice when a write is retried, or was killed after appending and before saving what the file holds', async () => {
-    const { runDir } = await openTensorboard({ dir: path.join(dir, 'unit'), workflowId: 'run/1', continued: false });
-    expect(runDir).toBe(path.join(dir, 'unit', 'run_1'));
+    const { runDir } = await openTensorboard({ dir: path.join(suite.dir, 'unit'), workflowId: 'run/1', continued: false });
+    expect(runDir).toBe(path.join(suite.dir, 'unit', 'run_1'));
     const write = (batches: ReturnType<typeof rl>[]) => new MockActivityEnvironment().run(writeTensorboard, { runDir, batches });
     expect(await write([rl(1, 0.5)])).toEqual({ written: 2, skipped: 0 });
     // A retry of the same write.
@@ -122,7 +99,7 @@ describe('the writer', () => {
   });
 
   it('refuses a folder it cannot make, naming tracking.tensorboard.dir; a later execution retries instead', async () => {
-    const file = path.join(dir, 'plain-file');
+    const file = path.join(suite.dir, 'plain-file');
     fs.writeFileSync(file, '');
     await expect(openTensorboard({ dir: file, workflowId: 'w', continued: false })).rejects.toMatchObject({ type: 'ConfigError', nonRetryable: true, message: expect.stringMatching(/^invalid config workflow input:\n {2}- tracking\.tensorboard\.dir: cannot write/) as unknown });
     await expect(openTensorboard({ dir: file, workflowId: 'w', continued: true })).rejects.toMatchObject({ type: 'TrackerUnavailable', nonRetryable: false });
