@@ -54,6 +54,12 @@ export interface RunAgentCommandInput {
    * chat to it through this worker's recording proxy instead of a gateway on the embedded engine.
    */
   remote?: RemoteEngineRef;
+  /**
+   * With remote, in chat mode (task.chat): the template's switches the run's episodes are rendered
+   * with (`{enable_thinking}`), handed to the agent as DURABLE_RL_CHAT_TEMPLATE_KWARGS so its
+   * requests render as chat SFT's demonstrations and evaluations do. Absent: the server's defaults.
+   */
+  chatTemplateKwargs?: Record<string, unknown>;
   episodeId: string;
   expression: string;
   maxCalls: number;
@@ -99,6 +105,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
             OPENAI_API_KEY: apiKey,
             DURABLE_RL_MODEL: model,
             DURABLE_RL_FORMAT: format,
+            ...(format === 'chat' && input.chatTemplateKwargs ? { DURABLE_RL_CHAT_TEMPLATE_KWARGS: JSON.stringify(input.chatTemplateKwargs) } : {}),
             DURABLE_RL_EPISODE_ID: recordedAs,
             DURABLE_RL_PROBLEM: input.expression,
             DURABLE_RL_TEMPERATURE: String(input.temperature),

@@ -9,6 +9,7 @@
  *   DURABLE_RL_PROBLEM                the problem (here an arithmetic expression)
  *   DURABLE_RL_TEMPERATURE, DURABLE_RL_TOP_P (only when rl.topP is not 1), DURABLE_RL_MAX_TOKENS, DURABLE_RL_MAX_CALLS, DURABLE_RL_SEED
  *   DURABLE_RL_FORMAT                 chat for a model with its own chat template (a vLLM behind the recording proxy); plan-act (the default) for the gateway's embedded policy
+ *   DURABLE_RL_CHAT_TEMPLATE_KWARGS   chat only, set in chat mode (task.chat): a JSON object sent as every request's chat_template_kwargs (e.g. {"enable_thinking":false})
  *
  * The last line it prints is the episode's result: {"answer": "<text>" | null, "requests": <n>}.
  */
@@ -36,6 +37,19 @@ function formatEnv(): AgentFormat {
   return v as AgentFormat;
 }
 
+function jsonObjectEnv(name: string): Record<string, unknown> | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    throw new Error(`${name} must be a JSON object, got ${JSON.stringify(v)}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${name} must be a JSON object, got ${JSON.stringify(v)}`);
+  return parsed as Record<string, unknown>;
+}
+
 async function main(): Promise<void> {
   const client = new OpenAI({ baseURL: env('OPENAI_BASE_URL'), apiKey: process.env.OPENAI_API_KEY ?? 'none', maxRetries: 2 });
   const seed = numberEnv('DURABLE_RL_SEED');
@@ -43,6 +57,7 @@ async function main(): Promise<void> {
   const topP = numberEnv('DURABLE_RL_TOP_P');
   const maxTokens = numberEnv('DURABLE_RL_MAX_TOKENS');
   const maxCalls = numberEnv('DURABLE_RL_MAX_CALLS');
+  const chatTemplateKwargs = jsonObjectEnv('DURABLE_RL_CHAT_TEMPLATE_KWARGS');
   const result = await solveArithmetic(client, env('DURABLE_RL_PROBLEM'), {
     model: env('DURABLE_RL_MODEL'),
     format: formatEnv(),
@@ -52,6 +67,7 @@ async function main(): Promise<void> {
     ...(topP !== undefined ? { topP } : {}),
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(maxCalls !== undefined ? { maxCalls } : {}),
+    ...(chatTemplateKwargs !== undefined ? { chatTemplateKwargs } : {}),
   });
   console.log(JSON.stringify(result));
 }

@@ -13,7 +13,7 @@ import type { AgentEpisodeResult } from '../activities/agents';
 import { agentProxies } from './activity-proxies';
 import { rolloutSummary } from './rollout-summary';
 import { problemFromExpression } from '../src/tasks/arith/problem';
-import { arithReward } from '../src/tasks/arith/reward';
+import { agentAnswerReward } from '../src/tasks/arith/chat-episode';
 import { rolloutProblems } from './rollout-episodes';
 import { workflowNow } from './clock';
 import type { AgentRolloutInput } from '../src/contracts/rollout-inputs';
@@ -27,6 +27,11 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
   if (!input.agent && !input.gateway) throw ApplicationFailure.nonRetryable('agentRollout needs `gateway` (a served policy) or `agent` (a command and weights)', 'BadInputError');
   const { runAgentEpisode, runAgentCommand, writeAgentSamples } = agentProxies(cfg.timeouts, input.agentQueue, input.agent?.timeoutSec);
   const weightVersion = input.agent ? input.agent.weights.version : input.gateway!.weightVersion;
+
+  // Chat mode (task.chat; refused for agents before, so no recorded history has it): the agent renders
+  // its requests with the switches the run's chat episodes use (src/chat's enable_thinking), and its
+  // answer is read as a chat episode's final turn.
+  const chatKwargs = cfg.task.chat ? { chatTemplateKwargs: { enable_thinking: cfg.task.chat.enableThinking } } : {};
 
   const problems = rolloutProblems(cfg, input.rolloutId);
   const played = await Promise.all(
@@ -47,14 +52,14 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
       try {
         // The input chooses (never the clock or a patch): histories of gateway rollouts replay as they were.
         result = input.agent
-          ? await runAgentCommand({ ...episode, command: input.agent.command, timeoutSec: input.agent.timeoutSec, weights: input.agent.weights, maxSeq: cfg.model.maxSeq, ...(input.agent.remote ? { remote: input.agent.remote } : {}) })
+          ? await runAgentCommand({ ...episode, command: input.agent.command, timeoutSec: input.agent.timeoutSec, weights: input.agent.weights, maxSeq: cfg.model.maxSeq, ...(input.agent.remote ? { remote: input.agent.remote } : {}), ...chatKwargs })
           : await runAgentEpisode({ ...episode, baseUrl: input.gateway!.baseUrl, model: input.gateway!.model });
       } catch (err) {
         if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
         failure = 'agent-failed';
       }
       const answer = result?.answer ?? null;
-      const reward = arithReward(problemFromExpression(p.expression), answer);
+      const reward = agentAnswerReward(problemFromExpression(p.expression), answer, cfg.task.chat !== undefined);
       return { p, episodeId, result, answer, reward, failure };
     }),
   );

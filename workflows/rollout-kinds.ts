@@ -123,6 +123,10 @@ const evaluateChatEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: Eva
   });
 };
 
+/** The task's own episodes: chat episodes in chat mode (task.chat), else arithmetic episodes. */
+const evaluateTaskEpisodes = (cfg: RunConfig, weights: WeightsInfo, target?: EvalTarget): Promise<RlEvaluation> =>
+  cfg.task.chat ? evaluateChatEpisodes(cfg, weights, target) : evaluateEpisodes(cfg, weights, target);
+
 export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = {
   // Plan/Act episodes in shared mode: one policy plans and acts.
   'plan-act': {
@@ -167,7 +171,7 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
   // In chat mode (task.chat) the same episode as a chat conversation with the calc tool.
   standard: {
     batches: true,
-    evaluate: (cfg, weights, target) => (cfg.task.chat ? evaluateChatEpisodes(cfg, weights, target) : evaluateEpisodes(cfg, weights, target)),
+    evaluate: evaluateTaskEpisodes,
     run: (s) =>
       s.config.task.chat
         ? executeChild(chatRollout, {
@@ -180,9 +184,11 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
       }),
   },
   // An outside agent's episodes, recorded by a gateway on the step's weights (rollout.agent).
+  // Evaluated as the main job's policy is (the agent itself is not run): in chat mode, chat episodes
+  // (allowed for agents since chat mode was; no history recorded before has task.chat here).
   agent: {
     batches: false,
-    evaluate: evaluateEpisodes,
+    evaluate: evaluateTaskEpisodes,
     // With inference.engine openai the agent plays on the synced server, through the tools worker's recording proxy.
     run: (s) =>
       executeChild(agentRollout, {

@@ -260,7 +260,18 @@ export const REFUSALS: Section[] = [
       both('model.tokenizer', (c) => chatOn(c) && (c.model.arch ?? 'gpt2') === 'gpt2', "the GPT-2 policy is the embedded one, whose vocabulary is the project tokenizer's (an untied head over a chat tokenizer's vocabulary is never what you want): set model.arch: qwen3 or llama"),
       both('task.chat', (c) => chatOn(c) && (c.trainer?.backend ?? 'tfjs') !== 'torch', 'the tfjs trainer trains the embedded GPT-2 policy over the project tokenizer only; chat mode needs trainer.backend: torch'),
       both('task.chat', (c) => chatOn(c) && c.task.kind !== 'arith', 'chat episodes are built for the arithmetic task (task.kind: arith); grid-world episodes are Plan/Act text'),
-      both('rollout.kind', (c) => chatOn(c) && c.rollout.kind !== 'standard', (c) => `chat episodes are built for rollout.kind: standard so far (this config has ${c.rollout.kind}); Plan/Act, tree and agent episodes are Plan/Act text`),
+      both(
+        'rollout.kind',
+        (c) => chatOn(c) && c.rollout.kind !== 'standard' && c.rollout.kind !== 'agent',
+        (c) => `chat episodes are built for rollout.kind: standard, and agent on a synced server, so far (this config has ${c.rollout.kind}); Plan/Act, tree and horizon episodes are Plan/Act text`,
+      ),
+      // An agent talks chat to a real model through the tools workers' recording proxy (activities/agents.ts
+      // with a remote); the embedded engine's gateway renders the Plan/Act text protocol, not the chat template.
+      both(
+        'inference.engine',
+        (c) => chatOn(c) && c.rollout.kind === 'agent' && !openai(c),
+        "in chat mode an agent's episodes are played on the synced server through the recording proxy (inference.engine: openai with inference.openai.weightSync); the embedded engine's agent gateway speaks the Plan/Act text protocol, not the chat template",
+      ),
       both('inference.openai.tokenizer', (c) => chatOn(c) && c.inference.openai?.tokenizer !== undefined, "in chat mode the served model's tokenizer is model.tokenizer (its tokenizer.json is the one the prompts are encoded with): leave it out"),
       both('rl.async.maxStaleness', (c) => chatOn(c) && staleness(c) > 0, 'chat episodes are played synchronously so far: leave rl.async out'),
       both('compare.rft', (c) => chatOn(c) && c.compare.rft, 'the RFT baseline plays Plan/Act episodes; not built for chat mode yet'),

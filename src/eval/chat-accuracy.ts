@@ -8,7 +8,7 @@ import { advanceKeptEpisode, type KeptEpisode } from '../chat/kept-episode';
 import type { ChatModel, ConversationOptions } from '../chat';
 import { episodeSeed } from '../planact/sampling-seed';
 import { fnv1a32 } from '../domain/rng';
-import { calc, CalcInputError, chatProblemMessages, playChatEpisode, type ArithProblem, type ChatEpisodeOutcome } from '../tasks/arith';
+import { calcOrRefusal, chatProblemMessages, playChatEpisode, type ArithProblem, type ChatEpisodeOutcome } from '../tasks/arith';
 import { accuracyOf, clusteredAccuracy, passAtK } from './accuracy';
 import type { EpisodeAccuracyReport } from './episode-accuracy';
 
@@ -66,14 +66,7 @@ export async function playChatOnEngine(engine: ChatEngine, model: ChatModel, opt
         kept = step.episode;
         return { parsed: step.parsed, finishReason: step.finishReason === 'length' ? 'length' : 'stop' };
       },
-      calc: async (expression) => {
-        try {
-          return calc(expression);
-        } catch (err) {
-          if (err instanceof CalcInputError) return { error: err.message };
-          throw err;
-        }
-      },
+      calc: async (expression) => calcOrRefusal(expression),
     },
     limits,
   );

@@ -3,25 +3,22 @@
  * it asks the model to evaluate an expression, runs the calculator itself whenever the model calls
  * it, and returns the model's final answer. Used by `npm run agent` and by agent-episode activities.
  *
- * Two formats, one loop (the `calc` tool offered as an OpenAI function either way):
+ * Two formats, one loop (the `calc` tool offered as an OpenAI function either way, the task's
+ * CHAT_TOOLS; its tool messages are the chat episodes' own, chatToolAnswer):
  *  - plan-act: the gateway on the embedded policy, which writes the Plan/Act protocol behind the
- *    OpenAI API; the reply is sent back as it came.
+ *    OpenAI API; the question is the actor's prompt, the reply is sent back as it came.
  *  - chat: a model with its own chat template and tool-call parser (vLLM with
- *    `--enable-auto-tool-choice --tool-call-parser hermes`, behind the recording proxy). The reply
- *    goes back as the fields a chat template renders (role, content, tool_calls), so the history
- *    the server renders is the turn it returned and nothing of vLLM's response fields; the answer
- *    is the content after any `<think>...</think>` the model wrote (a server without a reasoning
- *    parser leaves it in the content).
+ *    `--enable-auto-tool-choice --tool-call-parser hermes`, behind the recording proxy), playing the
+ *    episode chat SFT taught (src/tasks/arith/chat-sft.ts): the same first messages
+ *    (chatProblemMessages) and tools, rendered with the run's `chat_template_kwargs` (Qwen3's
+ *    enable_thinking), the same tool messages. The reply goes back as the fields a chat template
+ *    renders (role, content, tool_calls), so the history the server renders is the turn it returned
+ *    and nothing of vLLM's response fields; the answer is the content after any `<think>...</think>`
+ *    the model wrote (a server without a reasoning parser leaves it in the content).
  */
 import OpenAI from 'openai';
-import { calc } from '../tasks/arith/calc';
-
-export const CALC_TOOLS: OpenAI.ChatCompletionTool[] = [
-  {
-    type: 'function',
-    function: { name: 'calc', description: 'Evaluates an arithmetic expression', parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } },
-  },
-];
+import { calcOrRefusal, CHAT_TOOLS, chatProblemMessages, chatToolAnswer } from '../tasks/arith/chat-episode';
+import { arithActorPrompt } from '../tasks/arith/formats';
 
 export interface AgentAnswer {
   /** The model's last text, trimmed; null when it never answered within maxCalls tool calls. */
@@ -34,9 +31,6 @@ export interface AgentAnswer {
 export type AgentFormat = 'plan-act' | 'chat';
 export const AGENT_FORMATS: readonly AgentFormat[] = ['plan-act', 'chat'];
 
-/** The question the agent asks: the same text in both formats (chat demonstrations should ask it too). */
-export const arithQuestion = (expression: string): string => `Evaluate: ${expression}\n`;
-
 export interface SolveOptions {
   model: string;
   format?: AgentFormat;
@@ -48,37 +42,34 @@ export interface SolveOptions {
   topP?: number;
   maxTokens?: number;
   seed?: number;
+  /** chat: the request's `chat_template_kwargs` (vLLM's; e.g. Qwen3's `{"enable_thinking": false}`), sent on every call. */
+  chatTemplateKwargs?: Record<string, unknown>;
 }
 
 export async function solveArithmetic(client: OpenAI, expression: string, o: SolveOptions): Promise<AgentAnswer> {
   const chat = o.format === 'chat';
-  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: arithQuestion(expression) }];
+  // src/chat's messages are the OpenAI request's (what a chat template renders), typed on their own.
+  const messages = (chat ? chatProblemMessages(expression) : [{ role: 'user', content: arithActorPrompt(expression) }]) as OpenAI.ChatCompletionMessageParam[];
   const maxCalls = o.maxCalls ?? 3;
   for (let call = 0; call <= maxCalls; call++) {
-    const r = await client.chat.completions.create(
-      {
-        model: o.model,
-        messages,
-        tools: CALC_TOOLS,
-        temperature: o.temperature ?? 0,
-        ...(o.topP !== undefined ? { top_p: o.topP } : {}),
-        max_tokens: o.maxTokens ?? 32,
-        ...(o.seed !== undefined ? { seed: o.seed + call } : {}),
-      },
-      { headers: { 'x-episode-id': o.episodeId } },
-    );
+    const request: OpenAI.ChatCompletionCreateParamsNonStreaming = {
+      model: o.model,
+      messages,
+      tools: CHAT_TOOLS as OpenAI.ChatCompletionTool[],
+      temperature: o.temperature ?? 0,
+      ...(o.topP !== undefined ? { top_p: o.topP } : {}),
+      max_tokens: o.maxTokens ?? 32,
+      ...(o.seed !== undefined ? { seed: o.seed + call } : {}),
+    };
+    // vLLM's own request field: the client sends the body's keys as they are.
+    const body = chat && o.chatTemplateKwargs ? Object.assign(request, { chat_template_kwargs: o.chatTemplateKwargs }) : request;
+    const r = await client.chat.completions.create(body, { headers: { 'x-episode-id': o.episodeId } });
     const msg = r.choices[0]!.message;
     messages.push(chat ? asHistory(msg) : msg);
     if (!msg.tool_calls?.length) return { answer: (chat ? afterThinking(msg.content) : msg.content)?.trim() ?? null, requests: call + 1 };
     for (const tc of msg.tool_calls) {
       if (tc.type !== 'function') continue;
-      let content: string;
-      try {
-        content = calc((JSON.parse(tc.function.arguments) as { expression: string }).expression);
-      } catch (err) {
-        content = `error: ${err instanceof Error ? err.message : String(err)}`;
-      }
-      messages.push({ role: 'tool', tool_call_id: tc.id, content });
+      messages.push({ role: 'tool', tool_call_id: tc.id, content: await chatToolAnswer(tc.function, calcOrRefusal) });
     }
   }
   return { answer: null, requests: maxCalls + 1 };

@@ -4,6 +4,7 @@
  * unchanged; task.chat gets model.tokenizer's name filled in for the activities.
  */
 import { parseRunConfig } from '../../src/config/parse';
+import { refuseConfig } from '../../src/config/refusals';
 import { startProblems } from '../../src/config/start-checks';
 import { problemsOf } from '../helpers/config';
 import { chatmlModelDir } from '../chat/chat-models';
@@ -35,13 +36,23 @@ describe('chat mode config', () => {
     ['task.chat without model.tokenizer', chatRun({ model: { arch: 'qwen3', dModel: 64, nHeads: 2 } }), 'task.chat', /set model\.tokenizer/],
     ['the tfjs trainer', chatRun({ model: { tokenizer: 'qwen3' }, trainer: undefined }), 'task.chat', /trainer\.backend: torch/],
     ['a GPT-2 policy over a 151k vocabulary', chatRun({ model: { tokenizer: 'qwen3' } }), 'model.tokenizer', /model\.arch: qwen3 or llama/],
-    ['a Plan/Act rollout', chatRun({ rollout: { kind: 'plan-act' } }), 'rollout.kind', /rollout\.kind: standard so far/],
-    ['a tree rollout', chatRun({ rollout: { kind: 'tree' }, rl: { groupSize: 4 } }), 'rollout.kind', /standard so far/],
+    ['a Plan/Act rollout', chatRun({ rollout: { kind: 'plan-act' } }), 'rollout.kind', /rollout\.kind: standard, and agent on a synced server, so far \(this config has plan-act\)/],
+    ['a tree rollout', chatRun({ rollout: { kind: 'tree' }, rl: { groupSize: 4 } }), 'rollout.kind', /standard, and agent on a synced server, so far/],
+    ["an agent on the embedded engine's gateway (Plan/Act text)", chatRun({ rollout: { kind: 'agent' } }), 'inference.engine', /recording proxy .*Plan\/Act text protocol/],
     ['the RFT baseline', chatRun({ compare: { rft: true } }), 'compare.rft', /not built for chat mode/],
     ['a task.chat.tokenizer other than model.tokenizer', chatRun({ task: { chat: { tokenizer: 'elsewhere' } } }), 'task.chat.tokenizer', /model\.tokenizer's/],
   ])('refuses %s, naming the key', (_what, raw, path, message) => {
     const problems = problemsOf(() => parseRunConfig(raw));
     expect(problems).toContainEqual(expect.objectContaining({ path, message: expect.stringMatching(message) }));
+  });
+
+  it('takes an agent on a synced server (the recording proxy), and refuses one on an unsynced server where a trainingRun starts', () => {
+    const synced = { engine: 'openai', openai: { baseUrl: 'http://127.0.0.1:8046/v1', model: 'policy', weightSync: { dir: '/tmp/w' } } };
+    const agent = parseRunConfig(chatRun({ rollout: { kind: 'agent' }, inference: synced }));
+    expect(agent.rollout.kind).toBe('agent');
+    expect(() => refuseConfig(agent, 'input', { consumer: { workflow: 'trainingRun' } })).not.toThrow();
+    const unsynced = parseRunConfig(chatRun({ rollout: { kind: 'agent' }, inference: { ...synced, openai: { ...synced.openai, weightSync: undefined } } }));
+    expect(problemsOf(() => refuseConfig(unsynced, 'input', { consumer: { workflow: 'trainingRun' } }))).toContainEqual(expect.objectContaining({ path: 'inference.openai.weightSync' }));
   });
 
   it('refuses, where the run starts, a template without tool support and a directory that is not a tokenizer', () => {

@@ -64,6 +64,7 @@ const EXAMPLES: Array<Record<string, unknown>> = [
   { task: { kind: 'grid', chat: {} }, rollout: { kind: 'horizon' }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' } },
   { task: { chat: {} }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' }, rollout: { kind: 'standard' }, inference: { ...openai, openai: { ...openai.openai, tokenizer: 't' } } },
   { task: { chat: {} }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' }, rollout: { kind: 'standard' }, rl: { async: { maxStaleness: 1 } }, compare: { rft: true } },
+  { task: { chat: {} }, model: { tokenizer: 'qwen3', arch: 'qwen3' }, trainer: { backend: 'torch' }, rollout: { kind: 'agent' } },
 ].map((e) => ('key' in e ? grid({ rollout: { [e.key as string]: flip(JSON.parse(e.value as string)) } }) : e));
 
 /** A value of the same kind other than `v`. */

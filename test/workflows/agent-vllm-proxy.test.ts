@@ -33,8 +33,10 @@ import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import type { WeightsInfo } from '../../src/contracts/weights';
 import type { Sample } from '../../src/domain/types';
 import { readEpisodeTimelines } from '../../src/gateway/recorder';
-import { CALC_TOOLS } from '../../src/gateway/arith-agent';
-import { calc } from '../../src/tasks/arith/calc';
+import { loadChatModel } from '../../src/chat';
+import { resolveTokenizerDir } from '../../src/model/tokenizer-dir';
+import { calc, CHAT_TOOLS, chatDemonstration, chatProblemMessages, problemFromExpression } from '../../src/tasks/arith';
+import { chatConversationOptions } from '../../activities/chat-episodes';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 
@@ -59,7 +61,7 @@ async function vllmPost<T>(route: string, body: unknown): Promise<T> {
 
 /** vLLM's own ids for a text, and for a conversation rendered by its chat template with the generation prompt. */
 const tokenize = async (text: string) => (await vllmPost<{ tokens: number[] }>('/tokenize', { model: MODEL, prompt: text, add_special_tokens: false })).tokens;
-const renderPrompt = async (messages: unknown[]) => (await vllmPost<{ tokens: number[] }>('/tokenize', { model: MODEL, messages, tools: CALC_TOOLS, add_generation_prompt: true })).tokens;
+const renderPrompt = async (messages: unknown[]) => (await vllmPost<{ tokens: number[] }>('/tokenize', { model: MODEL, messages, tools: CHAT_TOOLS, add_generation_prompt: true })).tokens;
 
 /**
  * A fixture script's JSON answer. Asynchronous: a synchronous child would block the event loop for
@@ -112,7 +114,7 @@ it("plays the default agent through the tools worker's recording proxy on vLLM: 
     const row = result.rows.find((r) => r.episodeId === s.metadata.episodeId)!;
     expect(s.reward).toBe(row.reward);
     // What vLLM saw, rendered by vLLM itself: the question, the tool call the model wrote, its result, then the answer turn.
-    const question = [{ role: 'user', content: `Evaluate: ${row.expression}\n` }];
+    const question = chatProblemMessages(row.expression);
     const call = `<tool_call>\n{"name": "calc", "arguments": {"expression": "${row.expression}"}}\n</tool_call><|im_end|>`;
     const timelines = await readEpisodeTimelines(ctx.store, `${row.episodeId}#a1`);
     expect(timelines).toHaveLength(2);
@@ -145,6 +147,53 @@ it("plays the default agent through the tools worker's recording proxy on vLLM: 
   const moved = samples.map((_, i) => Math.max(...out.after[i]!.map((lp, k) => Math.abs(lp - out.before[i]![k]!))));
   expect(Math.min(...moved)).toBeGreaterThan(1e-4);
   console.log(`agent-vllm-proxy: ${samples.length} samples, ${samples.reduce((n, s) => n + trained(s).length, 0)} trained tokens, worst |trainer − vLLM| logprob ${worst.toExponential(2)}, GRPO gradNorm ${out.numbers.gradNorm!.toFixed(4)}`);
+}, 150_000);
+
+it("in chat mode plays the episode chat SFT taught: vLLM's ids for the agent's first call are a demonstration's first prompt and tool call, its answers scored as the chat evaluation reads them", async () => {
+  const synced = { engine: 'openai', openai: { baseUrl: remote().baseUrl, model: MODEL, weightSync: { dir: path.join(work, 'sync') } } };
+  const config = parseRunConfig({
+    seed: 3,
+    model: { arch: 'qwen3', tokenizer: 'qwen3', dModel: 64, nLayers: 1, nHeads: 2, dFf: 128, maxSeq: 1024 },
+    trainer: { backend: 'torch' },
+    task: { chat: { enableThinking: false } },
+    rl: { promptsPerStep: 2, groupSize: 2, maxNewTokens: 64, temperature: 1 },
+    rollout: { kind: 'agent', maxToolCallsPerAct: 2, agent: { timeoutSec: 60 } },
+    inference: synced,
+  });
+  const input: AgentRolloutInput = { runId: 'agents-vllm-chat', rolloutId: 1, config, agent: { command: AGENT_COMMAND, timeoutSec: 60, weights: weightsOf(SERVED_VERSION), remote: remote() } };
+  const result = (await ctx.env.client.workflow.execute('agentRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('agents-vllm-chat'), args: [input] })) as RolloutSummary;
+  expect(result.rows.map((r) => r.failure)).toEqual([undefined, undefined, undefined, undefined]);
+  // The answers came after a line of thinking ("<think>...</think>\n\n81"): right on even seeds, one off on odd ones.
+  const rewards = new Map<string, number[]>();
+  for (const r of result.rows) rewards.set(r.groupId!, [...(rewards.get(r.groupId!) ?? []), r.reward]);
+  expect([...rewards.values()].map((rs) => [...rs].sort())).toEqual([[0, 1], [0, 1]]);
+
+  // With enable_thinking false Qwen3's generation prompt holds an empty think block that the
+  // re-rendered history drops (docs/gateway.md): each episode's two calls stay two samples.
+  const set = result.samples.single!;
+  expect(set).toMatchObject({ samples: 8, timelines: { captured: 8, merged: 8 } });
+  const samples = await readSamples(ctx.store, set.ref);
+  const model = loadChatModel(resolveTokenizerDir('qwen3'));
+  const opts = chatConversationOptions({ enableThinking: false });
+  for (const row of result.rows) {
+    const demo = chatDemonstration(problemFromExpression(row.expression), model, opts, 1);
+    expect(demo.usesTool).toBe(true);
+    const firstModel = demo.lossMask.indexOf(1);
+    const afterCall = demo.lossMask.indexOf(0, firstModel);
+    const secondModel = demo.lossMask.indexOf(1, afterCall);
+    const mine = samples.filter((x) => x.metadata.episodeId === row.episodeId);
+    expect(mine).toHaveLength(2);
+    const [first, second] = [...mine].sort((a, b) => a.promptTokens.length - b.promptTokens.length) as [Sample, Sample];
+    // vLLM's render of the agent's first request is the demonstration's first prompt, and the tool
+    // call the model wrote is the demonstration's trained ids for it.
+    expect(first.promptTokens).toEqual(demo.tokens.slice(0, firstModel));
+    expect(first.responseTokens).toEqual(demo.tokens.slice(firstModel, afterCall));
+    // The second call's prompt is the demonstration's up to its answer (the tool message the same
+    // String(value)), less the empty think block Qwen3 drops from the earlier turn.
+    const demoPrompt = model.tokenizer.decode(demo.tokens.slice(0, secondModel));
+    expect(model.tokenizer.decode(second.promptTokens)).toBe(demoPrompt.replace('<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>', '<|im_start|>assistant\n<tool_call>'));
+    expect(demoPrompt).toContain(`<tool_response>\n${calc(row.expression)}\n</tool_response>`);
+  }
 }, 150_000);
 
 it('refuses to play an episode on a server that does not yet serve the wanted weights, naming both versions', async () => {

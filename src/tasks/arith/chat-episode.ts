@@ -13,6 +13,7 @@
  *  - anything else ends the episode, its content read as the answer.
  */
 import type { ChatMessage, ParsedTurn, ToolSpec } from '../../chat';
+import { calc, CalcInputError } from './calc';
 import { arithReward } from './reward';
 import type { ArithProblem } from './problem';
 
@@ -29,7 +30,7 @@ export const CALC_TOOL: ToolSpec = {
 
 export const CHAT_TOOLS: readonly ToolSpec[] = [CALC_TOOL];
 
-/** The episode's first messages. */
+/** The episode's first messages (the SFT demonstrations', the rollout's and the chat agent's: scripts/agent-episode.ts). */
 export function chatProblemMessages(expression: string): ChatMessage[] {
   return [{ role: 'user', content: `Compute: ${expression}` }];
 }
@@ -72,6 +73,30 @@ export function chatAnswer(content: string | null): string | null {
   return ANSWER.exec((content ?? '').trim())?.[1] ?? null;
 }
 
+/** A final turn's reward: its content read by chatAnswer, scored by the task's reward. */
+export function chatReward(problem: Pick<ArithProblem, 'answer'>, content: string | null): number {
+  return arithReward(problem, chatAnswer(content));
+}
+
+/**
+ * An outside agent's answer (rollout.kind agent): in chat mode read as a chat episode's final turn
+ * is (chatReward), so RL on the agent's episodes and the chat evaluation score one format alike;
+ * otherwise a plain integer, as the Plan/Act gateway's episodes always were.
+ */
+export function agentAnswerReward(problem: Pick<ArithProblem, 'answer'>, answer: string | null, chat: boolean): number {
+  return chat ? chatReward(problem, answer) : arithReward(problem, answer);
+}
+
+/** The calculator run in-process, its refusal as the tool's error (ChatEpisodeIO.calc's contract). */
+export function calcOrRefusal(expression: string): string | { error: string } {
+  try {
+    return calc(expression);
+  } catch (err) {
+    if (err instanceof CalcInputError) return { error: err.message };
+    throw err;
+  }
+}
+
 /** The calc call's expression, or why the arguments do not hold one. */
 function expressionOf(args: string): { expression: string } | { error: string } {
   let v: unknown;
@@ -96,7 +121,7 @@ export async function playChatEpisode(problem: Pick<ArithProblem, 'answer'>, io:
       env = [];
       for (const call of parsed.toolCalls) {
         toolCalls++;
-        env.push({ role: 'tool', content: await toolAnswer(call, io, () => malformed++) });
+        env.push({ role: 'tool', content: await chatToolAnswer(call, (e) => io.calc(e), () => malformed++) });
       }
       continue;
     }
@@ -106,12 +131,22 @@ export async function playChatEpisode(problem: Pick<ArithProblem, 'answer'>, io:
     }
     const answer = chatAnswer(parsed.content);
     const failure: ChatEpisodeFailure | undefined = answer !== null ? undefined : finishReason === 'length' ? 'truncated' : 'no-answer';
-    return { answer, reward: arithReward(problem, answer), turns: turn, toolCalls, malformedToolCalls: malformed, ...(failure ? { failure } : {}) };
+    return { answer, reward: chatReward(problem, parsed.content), turns: turn, toolCalls, malformedToolCalls: malformed, ...(failure ? { failure } : {}) };
   }
   return { answer: null, reward: 0, turns: limits.maxTurns, toolCalls, malformedToolCalls: malformed, failure: 'max-turns' };
 }
 
-async function toolAnswer(call: { name: string; arguments: string }, io: ChatEpisodeIO, countMalformed: () => void): Promise<string> {
+/**
+ * The tool message's content for one call: the calculator's value as it prints it (`String(value)`,
+ * what the SFT demonstrations show), or "error: ..." for a tool not offered, arguments without a
+ * string expression, or a calculator refusal (each counted as malformed but the last). The episode
+ * driver and the chat agent (src/gateway/arith-agent.ts) answer with it alike.
+ */
+export async function chatToolAnswer(
+  call: { name: string; arguments: string },
+  calcTool: (expression: string) => Promise<string | { error: string }> | string | { error: string },
+  countMalformed: () => void = () => undefined,
+): Promise<string> {
   if (call.name !== CALC_TOOL_NAME) {
     countMalformed();
     return `error: no tool named ${JSON.stringify(call.name)} (offered: ${CALC_TOOL_NAME})`;
@@ -121,6 +156,6 @@ async function toolAnswer(call: { name: string; arguments: string }, io: ChatEpi
     countMalformed();
     return `error: ${args.error}`;
   }
-  const value = await io.calc(args.expression);
+  const value = await calcTool(args.expression);
   return typeof value === 'string' ? value : `error: ${value.error}`;
 }
