@@ -3,6 +3,7 @@
  * client) solves one problem against an OpenAI-compatible gateway that records its calls, and the
  * recorded timelines of finished episodes are merged into training samples.
  */
+import { resolveTokenizerDir } from '../src/model/tokenizer-dir';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import OpenAI from 'openai';
 import type { RunConfig } from '../src/config/schema';
@@ -60,6 +61,13 @@ export interface RunAgentCommandInput {
    * requests render as chat SFT's demonstrations and evaluations do. Absent: the server's defaults.
    */
   chatTemplateKwargs?: Record<string, unknown>;
+  /**
+   * With remote, in chat mode: the run's tokenizer (task.chat.tokenizer: `qwen3` or a directory). The
+   * recording proxy then keeps each conversation's ids and sends vLLM the kept ids and the rendered
+   * delta (token-in/token-out, docs/gateway.md), so an episode merges into one sample even where the
+   * template rewrites history.
+   */
+  chatTokenizer?: string;
   episodeId: string;
   expression: string;
   maxCalls: number;
@@ -121,7 +129,7 @@ export function createAgentActivities({ store }: { store: BlobStore }) {
       if (input.remote) {
         proxies ??= new AgentProxies(store);
         const remote = input.remote;
-        const baseUrl = await proxies.baseUrl(remote.baseUrl);
+        const baseUrl = await proxies.baseUrl(remote.baseUrl, input.chatTokenizer !== undefined ? resolveTokenizerDir(input.chatTokenizer) : undefined);
         const apiKey = proxies.apiKey;
         const { out, weightVersion } = await onServedVersion(remote, input.weights, () => run(baseUrl, apiKey, servedModelName(remote, input.weights), 'chat'));
         return { answer: out.answer, requests: out.requests ?? 0, recordedAs, weightVersion };

@@ -30,8 +30,11 @@ export async function agentRollout(input: AgentRolloutInput): Promise<RolloutSum
 
   // Chat mode (task.chat; refused for agents before, so no recorded history has it): the agent renders
   // its requests with the switches the run's chat episodes use (src/chat's enable_thinking), and its
-  // answer is read as a chat episode's final turn.
-  const chatKwargs = cfg.task.chat ? { chatTemplateKwargs: { enable_thinking: cfg.task.chat.enableThinking } } : {};
+  // answer is read as a chat episode's final turn; the recording proxy keeps its conversations'
+  // ids token-in/token-out with the run's tokenizer (Qwen3's history rewrites then split nothing).
+  const chatKwargs = cfg.task.chat
+    ? { chatTemplateKwargs: { enable_thinking: cfg.task.chat.enableThinking }, ...(cfg.task.chat.tokenizer !== undefined ? { chatTokenizer: cfg.task.chat.tokenizer } : {}) }
+    : {};
 
   const problems = rolloutProblems(cfg, input.rolloutId);
   const played = await Promise.all(
