@@ -24,6 +24,7 @@ import { REPO_ROOT } from '../../src/paths';
 import type { AgentRolloutInput } from '../../src/contracts/rollout-inputs';
 import type { RolloutSummary } from '../../src/contracts/rollout-summary';
 import { TASK_QUEUES } from '../../workflows/task-queues';
+import { sortedGroupRewards } from '../helpers/group-rewards';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const tokenizer = loadTokenizer();
@@ -67,9 +68,7 @@ it('runs agent episodes through the gateway and merges each episode\'s recorded 
   expect(result.answered).toBe(4);
   expect(result.metrics.generations).toBe(8);
   // Seeds alternate parity within each group: one right, one wrong answer per problem.
-  const rewards = new Map<string, number[]>();
-  for (const r of result.rows) rewards.set(r.groupId!, [...(rewards.get(r.groupId!) ?? []), r.reward]);
-  expect([...rewards.values()].map((rs) => [...rs].sort())).toEqual([[0, 1], [0, 1]]);
+  expect(sortedGroupRewards(result.rows)).toEqual([[0, 1], [0, 1]]);
   const set = result.samples.single!;
   expect(set).toMatchObject({ samples: 4, timelines: { captured: 8, merged: 4 } });
   const samples = await readSamples(ctx.store, set.ref);

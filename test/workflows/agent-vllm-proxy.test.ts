@@ -38,6 +38,7 @@ import { resolveTokenizerDir } from '../../src/model/tokenizer-dir';
 import { calc, CHAT_TOOLS, chatDemonstration, chatProblemMessages, problemFromExpression } from '../../src/tasks/arith';
 import { chatConversationOptions } from '../../activities/chat-episodes';
 import { TASK_QUEUES } from '../../workflows/task-queues';
+import { sortedGroupRewards } from '../helpers/group-rewards';
 import { testEnv, tinyRunConfig, uniqueId, type TestEnv } from '../helpers/temporal';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
@@ -102,9 +103,7 @@ it("plays the default agent through the tools worker's recording proxy on vLLM: 
   expect(result.rows.map((r) => r.failure)).toEqual([undefined, undefined, undefined, undefined]);
   expect(result.metrics.generations).toBe(8);
   // The agent read the answer after the model's thinking: right on even seeds, one off on odd ones, so each group has both.
-  const rewards = new Map<string, number[]>();
-  for (const r of result.rows) rewards.set(r.groupId!, [...(rewards.get(r.groupId!) ?? []), r.reward]);
-  expect([...rewards.values()].map((rs) => [...rs].sort())).toEqual([[0, 1], [0, 1]]);
+  expect(sortedGroupRewards(result.rows)).toEqual([[0, 1], [0, 1]]);
 
   const set = result.samples.single!;
   expect(set).toMatchObject({ samples: 4, timelines: { captured: 8, merged: 4 } });
@@ -164,9 +163,7 @@ it("in chat mode plays the episode chat SFT taught: vLLM's ids for the agent's f
   const result = (await ctx.env.client.workflow.execute('agentRollout', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('agents-vllm-chat'), args: [input] })) as RolloutSummary;
   expect(result.rows.map((r) => r.failure)).toEqual([undefined, undefined, undefined, undefined]);
   // The answers came after a line of thinking ("<think>...</think>\n\n81"): right on even seeds, one off on odd ones.
-  const rewards = new Map<string, number[]>();
-  for (const r of result.rows) rewards.set(r.groupId!, [...(rewards.get(r.groupId!) ?? []), r.reward]);
-  expect([...rewards.values()].map((rs) => [...rs].sort())).toEqual([[0, 1], [0, 1]]);
+  expect(sortedGroupRewards(result.rows)).toEqual([[0, 1], [0, 1]]);
 
   // With enable_thinking false Qwen3's generation prompt holds an empty think block that a
   // re-rendered history drops (docs/gateway.md); the proxy keeps the agent's conversation
