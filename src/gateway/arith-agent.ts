@@ -14,10 +14,13 @@
  *    enable_thinking), the same tool messages. The reply goes back as the fields a chat template
  *    renders (role, content, tool_calls), so the history the server renders is the turn it returned
  *    and nothing of vLLM's response fields; the answer is the content after any `<think>...</think>`
- *    the model wrote (a server without a reasoning parser leaves it in the content).
+ *    the model wrote (a server without a reasoning parser leaves it in the content). A turn whose
+ *    `<tool_call>` the server could not parse (vLLM returns it as content) is answered as the chat
+ *    episodes answer it (unreadableCallMessage) and the model may retry; the result counts them.
  */
 import OpenAI from 'openai';
-import { calcOrRefusal, CHAT_TOOLS, chatProblemMessages, chatToolAnswer } from '../tasks/arith/chat-episode';
+import { parseModelTurn } from '../chat';
+import { CALC_TOOL_NAME, calcOrRefusal, CHAT_TOOLS, chatProblemMessages, chatToolAnswer, unreadableCallMessage } from '../tasks/arith/chat-episode';
 import { arithActorPrompt } from '../tasks/arith/formats';
 
 export interface AgentAnswer {
@@ -25,6 +28,8 @@ export interface AgentAnswer {
   answer: string | null;
   /** Chat requests the episode made. */
   requests: number;
+  /** chat: turns whose `<tool_call>` the server could not parse (answered, as the chat episodes answer them, with a retry message). */
+  unreadableToolCalls?: number;
 }
 
 /** How the model behind the base URL speaks (see the file's comment); default plan-act. */
@@ -51,6 +56,8 @@ export async function solveArithmetic(client: OpenAI, expression: string, o: Sol
   // src/chat's messages are the OpenAI request's (what a chat template renders), typed on their own.
   const messages = (chat ? chatProblemMessages(expression) : [{ role: 'user', content: arithActorPrompt(expression) }]) as OpenAI.ChatCompletionMessageParam[];
   const maxCalls = o.maxCalls ?? 3;
+  let unreadable = 0;
+  const counted = (a: AgentAnswer): AgentAnswer => (chat ? { ...a, unreadableToolCalls: unreadable } : a);
   for (let call = 0; call <= maxCalls; call++) {
     const request: OpenAI.ChatCompletionCreateParamsNonStreaming = {
       model: o.model,
@@ -64,15 +71,29 @@ export async function solveArithmetic(client: OpenAI, expression: string, o: Sol
     // vLLM's own request field: the client sends the body's keys as they are.
     const body = chat && o.chatTemplateKwargs ? Object.assign(request, { chat_template_kwargs: o.chatTemplateKwargs }) : request;
     const r = await client.chat.completions.create(body, { headers: { 'x-episode-id': o.episodeId } });
-    const msg = r.choices[0]!.message;
+    const choice = r.choices[0]!;
+    const msg = choice.message;
     messages.push(chat ? asHistory(msg) : msg);
-    if (!msg.tool_calls?.length) return { answer: (chat ? afterThinking(msg.content) : msg.content)?.trim() ?? null, requests: call + 1 };
+    const problem = chat && !msg.tool_calls?.length ? unreadableCall(msg.content, choice.finish_reason) : undefined;
+    if (problem !== undefined) {
+      // vLLM returns a turn whose call does not parse as content; the chat episodes answer it and go on.
+      unreadable++;
+      messages.push({ role: 'user', content: unreadableCallMessage(problem) });
+      continue;
+    }
+    if (!msg.tool_calls?.length) return counted({ answer: (chat ? afterThinking(msg.content) : msg.content)?.trim() ?? null, requests: call + 1 });
     for (const tc of msg.tool_calls) {
       if (tc.type !== 'function') continue;
       messages.push({ role: 'tool', tool_call_id: tc.id, content: await chatToolAnswer(tc.function, calcOrRefusal) });
     }
   }
-  return { answer: null, requests: maxCalls + 1 };
+  return counted({ answer: null, requests: maxCalls + 1 });
+}
+
+/** Why a chat reply's content holds a `<tool_call>` the server did not return as a call, read as vLLM's hermes parser reads it; undefined when it holds none. */
+function unreadableCall(content: string | null, finishReason: string) {
+  if (content === null) return undefined;
+  return parseModelTurn(content, { tools: [CALC_TOOL_NAME], finishReason }).malformed.find((m) => m.kind !== 'unknown-tool')?.kind;
 }
 
 /** A chat model's reply as the next request's history: only what its chat template renders. */

@@ -19,7 +19,7 @@ import OpenAI from 'openai';
 import { asVllmRenders, formatHermesToolCalls, loadChatModel, parseModelTurn, type ChatMessage, type ChatModel, type ToolSpec } from '../../src/chat';
 import { chatConversationOptions } from '../../activities/chat-episodes';
 import { solveArithmetic } from '../../src/gateway/arith-agent';
-import { agentAnswerReward, calc, CALC_TOOL_NAME, chatDemonstration, playChatEpisode, problemFromExpression } from '../../src/tasks/arith';
+import { agentAnswerReward, calc, CALC_TOOL_NAME, chatDemonstration, playChatEpisode, problemFromExpression, unreadableCallMessage } from '../../src/tasks/arith';
 import { QWEN3_DIR } from './chat-models';
 
 interface Seen {
@@ -109,7 +109,7 @@ describe("the chat agent plays chat SFT's episode", () => {
     const parts = demoParts(expression, enableThinking);
     expect(parts.demo.usesTool).toBe(true);
     const { result, seen: requests } = await playAgent(expression, [parts.call, parts.answer], enableThinking);
-    expect(result).toEqual({ answer: '50', requests: 2 });
+    expect(result).toEqual({ answer: '50', requests: 2, unreadableToolCalls: 0 });
     expect(requests).toHaveLength(2);
     // The same messages, the same tools (one definition: CHAT_TOOLS), the same template switch.
     expect(requests[0]!.ids).toEqual(parts.firstPrompt);
@@ -145,6 +145,37 @@ describe("the chat agent plays chat SFT's episode", () => {
       { maxTurns: 3 },
     );
     expect(agentAnswerReward(problem, result.answer, true)).toBe(episode.reward);
+  });
+
+  it.each([
+    ['bad-json', '<tool_call>\n{"name": "calc", "arguments": {"expression": 17+25+8}}\n</tool_call>'],
+    ['no-arguments', '<tool_call>\n{"name": "calc"}\n</tool_call>'],
+  ] as const)('answers a tool call vLLM cannot parse (%s) as the chat episodes do, and lets the model retry', async (kind, unreadable) => {
+    const expression = '17+25+8';
+    const problem = problemFromExpression(expression);
+    const call = formatHermesToolCalls([{ name: CALC_TOOL_NAME, arguments: { expression } }]);
+    const turns = [unreadable, call, '50'];
+    const { result, seen: requests } = await playAgent(expression, turns, false);
+    expect(result).toEqual({ answer: '50', requests: 3, unreadableToolCalls: 1 });
+    // The server returned the unreadable turn as content; the agent sent it back and then the retry message.
+    const afterFirst = requests[1]!.body.messages.slice(-2);
+    expect(afterFirst[0]).toMatchObject({ role: 'assistant', content: unreadable });
+    expect(afterFirst[1]).toEqual({ role: 'user', content: unreadableCallMessage(kind) });
+    // The chat episode driver, on the same turns, answers with the same message and scores alike.
+    let t = 0;
+    const envs: ChatMessage[][] = [];
+    const episode = await playChatEpisode(
+      problem,
+      {
+        turn: async (env) => (envs.push(env), { parsed: parseModelTurn(turns[t++]!, { thinking: false, tools: [CALC_TOOL_NAME] }), finishReason: 'stop' }),
+        calc: async (e) => calc(e),
+      },
+      { maxTurns: 3 },
+    );
+    expect(envs[1]).toEqual([{ role: 'user', content: unreadableCallMessage(kind) }]);
+    expect(episode.malformedToolCalls).toBe(1);
+    expect(agentAnswerReward(problem, result.answer, true)).toBe(episode.reward);
+    expect(episode.reward).toBe(1);
   });
 
   it('gives the trained formats their reward: the plain number and a sentence ending in it score 1, the Plan/Act reading only the plain number', async () => {

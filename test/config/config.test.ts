@@ -157,6 +157,20 @@ describe('run config', () => {
     for (const f of files) expect(() => loadRunConfig(path.join(dir, f))).not.toThrow();
   });
 
+  it("keeps the chat agent variant to qwen3-chat.yaml, differing only in its rollout's agent and the experiment's name", () => {
+    const load = (f: string) => loadRunConfig(path.resolve(__dirname, '../../configs', f));
+    const chat = load('qwen3-chat.yaml');
+    const agent = load('qwen3-chat-agent.yaml');
+    expect(agent.rollout.kind).toBe('agent');
+    expect(agent.rollout.agent?.command).toEqual(['node', 'dist/scripts/agent-episode.js']);
+    // The agent's calls per episode match the chat episodes' model turns (a call, then the answer).
+    expect(agent.rollout.maxToolCallsPerAct + 1).toBe(chat.rollout.maxTurns);
+    const { rollout: agentRollout, experiment: _a, ...agentRest } = agent;
+    const { rollout: chatRollout, experiment: _c, ...chatRest } = chat;
+    expect(agentRest).toEqual(chatRest);
+    expect({ ...agentRollout, kind: chatRollout.kind, agent: chatRollout.agent, maxToolCallsPerAct: chatRollout.maxToolCallsPerAct }).toEqual(chatRollout);
+  });
+
   it("keeps the grid from-run configs to grid-horizons.yaml's RL, differing only where the README says", () => {
     const load = (f: string) => loadRunConfig(path.resolve(__dirname, '../../configs', f));
     const full = load('grid-horizons.yaml');

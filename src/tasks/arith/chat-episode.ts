@@ -12,7 +12,7 @@
  *    text as content): a user message saying so, counted as malformed;
  *  - anything else ends the episode, its content read as the answer.
  */
-import type { ChatMessage, ParsedTurn, ToolSpec } from '../../chat';
+import type { ChatMessage, ParsedTurn, ToolCallProblemKind, ToolSpec } from '../../chat';
 import { calc, CalcInputError } from './calc';
 import { arithReward } from './reward';
 import type { ArithProblem } from './problem';
@@ -109,6 +109,15 @@ function expressionOf(args: string): { expression: string } | { error: string } 
   return typeof e === 'string' ? { expression: e } : { error: 'arguments need a string "expression"' };
 }
 
+/**
+ * The environment's answer to a turn whose `<tool_call>` could not be read (vLLM returns such a turn
+ * as content, no tool_calls): a user message naming the problem, so the model may retry. The episode
+ * driver and the chat agent (src/gateway/arith-agent.ts) send the same text.
+ */
+export function unreadableCallMessage(kind: ToolCallProblemKind): string {
+  return `Your tool call could not be read (${kind}). Call ${CALC_TOOL_NAME} with {"expression": "..."} or answer with the number.`;
+}
+
 export async function playChatEpisode(problem: Pick<ArithProblem, 'answer'>, io: ChatEpisodeIO, limits: ChatEpisodeLimits): Promise<ChatEpisodeOutcome> {
   let env: ChatMessage[] = [];
   let toolCalls = 0;
@@ -126,7 +135,7 @@ export async function playChatEpisode(problem: Pick<ArithProblem, 'answer'>, io:
       continue;
     }
     if (parsed.malformed.length > 0) {
-      env = [{ role: 'user', content: `Your tool call could not be read (${parsed.malformed[0]!.kind}). Call ${CALC_TOOL_NAME} with {"expression": "..."} or answer with the number.` }];
+      env = [{ role: 'user', content: unreadableCallMessage(parsed.malformed[0]!.kind) }];
       continue;
     }
     const answer = chatAnswer(parsed.content);
