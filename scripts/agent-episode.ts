@@ -11,7 +11,8 @@
  *   DURABLE_RL_FORMAT                 chat for a model with its own chat template (a vLLM behind the recording proxy); plan-act (the default) for the gateway's embedded policy
  *   DURABLE_RL_CHAT_TEMPLATE_KWARGS   chat only, set in chat mode (task.chat): a JSON object sent as every request's chat_template_kwargs (e.g. {"enable_thinking":false})
  *
- * The last line it prints is the episode's result: {"answer": "<text>" | null, "requests": <n>}.
+ * The last line it prints is the episode's result: {"answer": "<text>" | null, "requests": <n>}, in chat
+ * format with "unreadableToolCalls": <n> (turns whose tool call the server could not parse).
  */
 import OpenAI from 'openai';
 import { AGENT_FORMATS, solveArithmetic, type AgentFormat } from '../src/gateway/arith-agent';
