@@ -1,9 +1,9 @@
 /**
  * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
- *   npm run build && node dist/bench/planact-overhead.js [--latency 5000] [--jitter 0.5] [--episodes 1,8,64]
+ *   npm run build && node dist/bench/planact-overhead.js [--latency 5000] [--jitter 0.5] [--episodes 64,256,1024]
  *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
  *     [--batch-requests true,false: the Temporal path once per rollout.batchRequests value, default true]
- *     [--barrier-rollouts 100]
+ *     [--barrier-rollouts 0] [--quick: 2 episodes at 20 ms, once, and 2 barrier rollouts (the suite's smoke test)]
  *
  * Overhead: the same rollout (N episodes of 4-term problems, N / group GRPO groups; each episode has
  * 3 planner turns, 2 + 1 concurrent acts, 9 generations and 3 calculator calls) run two ways with
@@ -29,8 +29,14 @@
  * (its update handled) to the first planner generate starting on the inference worker.
  *
  * Everything (dev server, workers, client) shares this machine's cores, as in the embedded default.
+ * The orchestration and tools workers run in processes of their own (as workers/<queue>.ts deploy
+ * them), so the CPU per episode splits by process: the server, the orchestration worker, the tools
+ * worker, and this process (the oracle inference worker and the client; the direct path runs here
+ * alone). Each size also reports the history events, activities and workflow tasks per episode and
+ * the startup (rollout start -> the last child's first activity), read back from the histories.
  */
 import os from 'node:os';
+import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { GenerateBatchInput, GenerateInput } from '../activities/inference';
@@ -41,6 +47,7 @@ import { createToolActivities } from '../activities/tools';
 import { startLocalStack } from '../scripts/lib/local-stack';
 import { formatHops, rolloutHops, type RolloutHops } from './lib/history-hops';
 import { parseRunConfig } from '../src/config/parse';
+import { REPO_ROOT } from '../src/paths';
 import type { RunConfig, RunConfigInput } from '../src/config/schema';
 import type { AgentRole } from '../src/domain/types';
 import { runPlanActEpisode } from '../src/planact/episode';
@@ -55,9 +62,11 @@ import type { PolicyRef } from '../src/contracts/weights';
 import { sessionStateQuery, sessionWorkflowId } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import { arg, flag } from './lib/args';
-import { processCpuSeconds } from './lib/cpu';
+import { ownCpuSeconds, processCpuSeconds } from './lib/cpu';
 
-const LATENCY_MS = Number(arg('latency', '5000'));
+/** The suite's smoke test: everything once, tiny. */
+const QUICK = flag('quick');
+const LATENCY_MS = Number(arg('latency', QUICK ? '20' : '5000'));
 const JITTER = Number(arg('jitter', '0.5'));
 /** Latency of one request: the same prompt waits the same time on both paths. */
 function requestLatency(base: number, role: string, prompt: string, seed: number | undefined): number {
@@ -65,11 +74,11 @@ function requestLatency(base: number, role: string, prompt: string, seed: number
   for (const ch of `${role}:${seed ?? ''}:${prompt}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
   return base * (1 + JITTER * (2 * (h / 2 ** 32) - 1));
 }
-const SIZES = arg('episodes', '1,8,64').split(',').map(Number);
-const REPEAT = Number(arg('repeat', '2'));
-const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', '100'));
+const SIZES = arg('episodes', QUICK ? '2' : '64,256,1024').split(',').map(Number);
+const REPEAT = Number(arg('repeat', QUICK ? '1' : '2'));
+const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', QUICK ? '2' : '0'));
 /** GRPO group size; a rollout of N episodes is N / group prompts. */
-const GROUP = Number(arg('group', '4'));
+const GROUP = Number(arg('group', QUICK ? '2' : '4'));
 /** Episodes per child workflow (planActRollout's episodesPerWorkflow); default: one child per group. */
 const PER_WORKFLOW = flag('per-workflow') ? Number(arg('per-workflow', '1')) : undefined;
 /**
@@ -99,13 +108,26 @@ function config(overrides: RunConfigInput): RunConfig {
   });
 }
 
-/** CPU seconds per wall second of the server and of this process while nothing runs. */
-async function idleCpuPerSec(serverPid: number, ms: number): Promise<{ server: number; node: number }> {
-  const server0 = processCpuSeconds(serverPid);
-  const node0 = process.cpuUsage();
+/** Where the CPU goes: the dev server, the two worker processes, and this one (inference worker and client). */
+const PARTS = ['server', 'orchestration', 'tools', 'self'] as const;
+type Part = (typeof PARTS)[number];
+type CpuSplit = Record<Part, number>;
+
+function cpuNow(pids: Record<Exclude<Part, 'self'>, number>): CpuSplit {
+  return { server: processCpuSeconds(pids.server), orchestration: processCpuSeconds(pids.orchestration), tools: processCpuSeconds(pids.tools), self: ownCpuSeconds() };
+}
+
+function cpuSince(pids: Record<Exclude<Part, 'self'>, number>, from: CpuSplit): CpuSplit {
+  const now = cpuNow(pids);
+  return Object.fromEntries(PARTS.map((p) => [p, now[p] - from[p]])) as CpuSplit;
+}
+
+/** CPU seconds per wall second of each process while nothing runs (pollers, the server's timers). */
+async function idleCpuPerSec(pids: Record<Exclude<Part, 'self'>, number>, ms: number): Promise<CpuSplit> {
+  const from = cpuNow(pids);
   await new Promise((r) => setTimeout(r, ms));
-  const node = process.cpuUsage(node0);
-  return { server: (processCpuSeconds(serverPid) - server0) / (ms / 1000), node: (node.user + node.system) / 1e6 / (ms / 1000) };
+  const used = cpuSince(pids, from);
+  return Object.fromEntries(PARTS.map((p) => [p, used[p] / (ms / 1000)])) as CpuSplit;
 }
 
 function percentile(xs: number[], p: number): number {
@@ -121,6 +143,8 @@ async function main(): Promise<void> {
   const stack = await startLocalStack({
     label: 'bench-planact',
     queues: ['orchestration', 'tools'],
+    // Each in a process of its own, as a deployment runs them: their CPU is counted apart.
+    workerProcesses: { entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js') },
     extraWorkers: async (connection, store) => {
       const oracle = createOracleInferenceActivities({ store });
       const generate = async (input: GenerateInput) => {
@@ -228,55 +252,62 @@ async function main(): Promise<void> {
     // Warm up: workflow bundle loaded, code paths compiled, server caches filled.
     await viaTemporal(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999, 'warmup');
     await direct(config({ rl: { promptsPerStep: 2, groupSize: 1 } }), 999);
+    const pids = { server: stack.serverPid, orchestration: stack.workerPids.orchestration!, tools: stack.workerPids.tools! };
     // What the idle server and pollers burn per second, taken out of the CPU per episode below.
-    const idle = await idleCpuPerSec(stack.serverPid, 5000);
+    const idle = await idleCpuPerSec(pids, 5000);
 
     const rows: string[] = [];
+    const shapes: string[] = [];
     let hops: RolloutHops | undefined;
     for (const n of SIZES) {
       const group = Math.min(GROUP, n);
       const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
       const d: number[] = [];
       const t = new Map<boolean, number[]>(BATCH_REQUESTS.map((b) => [b, []]));
-      const cpu = new Map<boolean, { server: number; node: number }>(BATCH_REQUESTS.map((b) => [b, { server: 0, node: 0 }]));
+      const cpu = new Map<boolean, CpuSplit>(BATCH_REQUESTS.map((b) => [b, { server: 0, orchestration: 0, tools: 0, self: 0 }]));
+      const shape = new Map<boolean, RolloutHops>();
       let directCpu = 0;
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits every path alike.
         for (const batch of BATCH_REQUESTS) {
-          const server0 = processCpuSeconds(stack.serverPid);
-          const node0 = process.cpuUsage();
+          const from = cpuNow(pids);
           const a = await timed(() => viaTemporal(withBatching(cfg, batch), rep + 1, `n${n}-r${rep}-${batch ? 'batched' : 'each'}`));
-          const nodeUsed = process.cpuUsage(node0);
+          const used = cpuSince(pids, from);
           const c = cpu.get(batch)!;
-          c.server += processCpuSeconds(stack.serverPid) - server0 - (idle.server * a.ms) / 1000;
-          c.node += (nodeUsed.user + nodeUsed.system) / 1e6 - (idle.node * a.ms) / 1000;
+          for (const part of PARTS) c[part] += used[part] - (idle[part] * a.ms) / 1000;
           if (a.reward !== 1) throw new Error(`expected reward 1 everywhere, got ${a.reward} through Temporal`);
           t.get(batch)!.push(a.ms);
+          // Read back after the CPU is counted; the histories are the same in every repeat.
+          if (rep === 0) shape.set(batch, await rolloutHops(client, lastRolloutId));
         }
-        const direct0 = process.cpuUsage();
+        const direct0 = ownCpuSeconds();
         const b = await timed(() => direct(cfg, rep + 1));
-        const directUsed = process.cpuUsage(direct0);
-        directCpu += (directUsed.user + directUsed.system) / 1e6 - (idle.node * b.ms) / 1000;
+        directCpu += ownCpuSeconds() - direct0 - (idle.self * b.ms) / 1000;
         if (b.reward !== 1) throw new Error(`expected reward 1 everywhere, got direct ${b.reward}`);
         d.push(b.ms);
       }
-      if (n === Math.max(...SIZES)) hops = await rolloutHops(client, lastRolloutId);
+      if (n === Math.max(...SIZES)) hops = shape.get(BATCH_REQUESTS[0]!);
       const perEpisodeMs = (sec: number): string => Math.max(0, (sec / REPEAT / n) * 1000).toFixed(0);
+      const perEpisode = (count: number): string => (count / n).toFixed(1);
       for (const batch of BATCH_REQUESTS) {
         const tb = t.get(batch)!;
         const c = cpu.get(batch)!;
+        const h = shape.get(batch)!;
         // Repeats solve different problems (with --jitter, different latencies), so compare within a
         // repeat and keep the least disturbed one.
         const best = tb.map((_, i) => i).reduce((a, i) => (tb[i]! / d[i]! < tb[a]! / d[a]! ? i : a), 0);
         const tm = tb[best]!;
         const dm = d[best]!;
+        const total = PARTS.reduce((sum, part) => sum + c[part], 0);
+        const calls = batch ? 'batched' : 'one each';
         rows.push(
-          `| ${n} | ${batch ? 'batched' : 'one each'} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
-            `${perEpisodeMs(directCpu)} | ${perEpisodeMs(c.server + c.node)} |`,
+          `| ${n} | ${calls} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
+            `${perEpisodeMs(directCpu)} | ${perEpisodeMs(total)} | ${PARTS.map((part) => perEpisodeMs(c[part])).join(' | ')} |`,
         );
+        shapes.push(`| ${n} | ${calls} | ${h.workflows} | ${perEpisode(h.events)} | ${perEpisode(h.activities)} | ${perEpisode(h.workflowTasks)} | ${h.startupMs.toFixed(0)} |`);
         console.error(
-          `n=${n} ${batch ? 'batched' : 'one activity per call'}: temporal ${tb.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
-            `CPU per episode: direct ${perEpisodeMs(directCpu)} ms; through Temporal: server ${perEpisodeMs(c.server)} ms, workers+client ${perEpisodeMs(c.node)} ms`,
+          `n=${n} ${calls}: temporal ${tb.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
+            `CPU per episode: direct ${perEpisodeMs(directCpu)} ms; through Temporal: ${PARTS.map((part) => `${part} ${perEpisodeMs(c[part])} ms`).join(', ')}`,
         );
       }
     }
@@ -285,10 +316,17 @@ async function main(): Promise<void> {
 
     const latencyText = JITTER > 0 ? `${LATENCY_MS} ms ± ${(JITTER * 100).toFixed(0)}%` : `${LATENCY_MS} ms`;
     console.log(`Plan/Act orchestration overhead (generate latency ${latencyText} per call, 9 generations + 3 calculator calls per episode, best of ${REPEAT} paired runs; ${os.cpus().length} cores shared by server, workers and client)\n`);
-    console.log(`CPU per episode: this process (and the server) over the run, less what they burn idle (server ${(idle.server * 1000).toFixed(0)} ms/s, workers ${(idle.node * 1000).toFixed(0)} ms/s)\n`);
-    console.log('| concurrent episodes | calls through Temporal (rollout.batchRequests) | direct (s) | through Temporal (s) | added (ms) | overhead | CPU/episode direct (ms) | CPU/episode Temporal (ms) |');
-    console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
+    console.log(
+      `CPU per episode: each process over the run, less what it burns idle (ms/s: ${PARTS.map((part) => `${part} ${(idle[part] * 1000).toFixed(0)}`).join(', ')}); ` +
+        'self is this process: the oracle inference worker and the client (the direct path runs here alone)\n',
+    );
+    console.log('| concurrent episodes | calls through Temporal (rollout.batchRequests) | direct (s) | through Temporal (s) | added (ms) | overhead | CPU/episode direct (ms) | CPU/episode Temporal (ms) | server | orchestration worker | tools worker | inference worker + client |');
+    console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) console.log(r);
+    console.log('\nPer episode through Temporal (first repeat; rollout and child histories)\n');
+    console.log('| concurrent episodes | calls | workflows | history events | activities | workflow tasks | startup (ms) |');
+    console.log('|---:|---|---:|---:|---:|---:|---:|');
+    for (const r of shapes) console.log(r);
     if (hops) console.log(`\nInside Temporal, last rollout of ${Math.max(...SIZES)} episodes: ${formatHops(hops)}`);
     if (waits.length > 0) {
       console.log(`\nBarrier latency, second arrival -> first planner generate (${BARRIER_ROLLOUTS} consecutive dual-mode rollouts)\n`);

@@ -29,6 +29,11 @@ export interface RolloutHops {
   startupMs: number;
   /** Last child closed -> rollout closed. */
   teardownMs: number;
+  /** History events of the rollout and its children, all together. */
+  events: number;
+  /** Activities scheduled, and workflow tasks completed, in those histories. */
+  activities: number;
+  workflowTasks: number;
 }
 
 function toMs(t: HistoryEvent['eventTime']): number {
@@ -57,10 +62,14 @@ export async function rolloutHops(client: Client, rootId: string): Promise<Rollo
   const wftRun: number[] = [];
   let startup = 0;
   let lastChildClose = t0;
+  let eventCount = 0;
+  let activities = 0;
   for (const history of [root, ...(await Promise.all(children.map((id) => events(client, id))))]) {
     const byId = new Map(history.map((e) => [Number(e.eventId), e]));
     const at = (id: unknown): number => toMs(byId.get(Number(id))?.eventTime);
+    eventCount += history.length;
     for (const e of history) {
+      if (e.eventType === ET.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) activities++;
       const t = toMs(e.eventTime);
       if (e.eventType === ET.EVENT_TYPE_ACTIVITY_TASK_STARTED) activityDispatch.push(t - at(e.activityTaskStartedEventAttributes?.scheduledEventId));
       if (e.eventType === ET.EVENT_TYPE_WORKFLOW_TASK_STARTED) wftDispatch.push(t - at(e.workflowTaskStartedEventAttributes?.scheduledEventId));
@@ -79,6 +88,9 @@ export async function rolloutHops(client: Client, rootId: string): Promise<Rollo
     workflowTaskRun: spread(wftRun),
     startupMs: startup,
     teardownMs: toMs(root[root.length - 1]?.eventTime) - lastChildClose,
+    events: eventCount,
+    activities,
+    workflowTasks: wftRun.length,
   };
 }
 

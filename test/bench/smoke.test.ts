@@ -14,7 +14,17 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   ['train', ['--episodes', '4', '--repeat', '1'], [/^\| GRPO update, tfjs \| [\d.]+ \| [\d,]+ \|/m, /^\| GRPO update, torch \| [\d.]+ \| [\d,]+ \|/m, /^torch \/ tfjs tokens\/s: SFT [\d.]+x, GRPO update [\d.]+x$/m]],
   ['merge', ['--sizes', '100', '--reps', '1', '--pairwise-max', '100', '--pairwise-reps', '1']],
   ['hop-latency', ['--hops', '5', '--repeat', '1']],
-  ['planact-overhead', ['--latency', '20', '--episodes', '1,2', '--repeat', '1', '--barrier-rollouts', '2', '--group', '2', '--batch-requests', 'true,false'], [/^\| 2 \| batched \| [\d.]+ \|/m, /^\| 2 \| one each \| [\d.]+ \|/m]],
+  [
+    'planact-overhead',
+    ['--quick', '--batch-requests', 'true,false'],
+    [
+      /^\| 2 \| batched \| [\d.]+ \| [\d.]+ \| -?\d+ \| -?[\d.]+% \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \|$/m,
+      /^\| 2 \| one each \| [\d.]+ \|/m,
+      // Per episode: workflows, history events, activities, workflow tasks, startup.
+      /^\| 2 \| batched \| 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+ \|$/m,
+      /^\| p50 \(ms\) \| p99 \(ms\) \|/m,
+    ],
+  ],
   [
     'gateway',
     // In-process clients at 1/16/64; then 2 client processes × 2 against the engine in-process; then
