@@ -4,6 +4,7 @@
  *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
  *     [--batch-requests true,false: the Temporal path once per rollout.batchRequests value, default true]
  *     [--barrier-rollouts 0] [--quick: 2 episodes at 20 ms, once, and 2 barrier rollouts (the suite's smoke test)]
+ *     [--cpu-prof <dir>: a V8 CPU profile of the orchestration and tools worker processes, written there at the end]
  *
  * Overhead: the same rollout (N episodes of 4-term problems, N / group GRPO groups; each episode has
  * 3 planner turns, 2 + 1 concurrent acts, 9 generations and 3 calculator calls) run two ways with
@@ -90,6 +91,7 @@ const BATCH_REQUESTS = arg('batch-requests', 'true').split(',').map((v) => {
   if (v !== 'true' && v !== 'false') throw new Error(`--batch-requests takes true and false, got ${v}`);
   return v === 'true';
 });
+const CPU_PROF = flag('cpu-prof') ? arg('cpu-prof', '') : undefined;
 const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
 
 /** The config with rollout.batchRequests set. */
@@ -144,7 +146,11 @@ async function main(): Promise<void> {
     label: 'bench-planact',
     queues: ['orchestration', 'tools'],
     // Each in a process of its own, as a deployment runs them: their CPU is counted apart.
-    workerProcesses: { entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js') },
+    workerProcesses: {
+      entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js'),
+      // --cpu-prof DIR: a V8 CPU profile of each worker process, written when it stops (docs/benchmarks.md's profile).
+      ...(CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF)}` } } : {}),
+    },
     extraWorkers: async (connection, store) => {
       const oracle = createOracleInferenceActivities({ store });
       const generate = async (input: GenerateInput) => {
