@@ -149,7 +149,7 @@ async function main(): Promise<void> {
     workerProcesses: {
       entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js'),
       // --cpu-prof DIR: a V8 CPU profile of each worker process, written when it stops (docs/benchmarks.md's profile).
-      ...(CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF)}` } } : {}),
+      ...(CPU_PROF ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] } : {}),
     },
     extraWorkers: async (connection, store) => {
       const oracle = createOracleInferenceActivities({ store });

@@ -50,6 +50,8 @@ export interface LocalStackOptions {
     /** The queues that get processes of their own (default: every queue); the rest run in this process. */
     queues?: readonly TaskQueueName[];
     entry: string;
+    /** Node flags before the entry (a benchmark's --cpu-prof). */
+    nodeArgs?: string[];
     env?: Record<string, string>;
     /** Niceness per queue's process (1-19, absent: 0); `serverNice` likewise for the dev server. */
     nice?: Partial<Record<TaskQueueName, number>>;
@@ -83,6 +85,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
           startWorkerProcess({
             entry: workerProcesses.entry,
             args: [q],
+            ...(workerProcesses.nodeArgs ? { programArgs: workerProcesses.nodeArgs } : {}),
             env: { ...workerProcesses.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_RL_STORE: store.root },
             logFile: path.join(tmp, `worker-${q}.log`),
             ...(workerProcesses.nice?.[q] ? { nice: workerProcesses.nice[q] } : {}),

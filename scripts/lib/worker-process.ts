@@ -25,6 +25,8 @@ export interface WorkerProcessOptions {
   /** The program that runs `entry` (default this node); the torch worker's is the project's Python. */
   program?: string;
   args?: string[];
+  /** Flags for the program before `entry` (node's --cpu-prof, which NODE_OPTIONS does not take). */
+  programArgs?: string[];
   /** Added to this process's environment (TEMPORAL_ADDRESS, DURABLE_RL_STORE, ...). */
   env: Record<string, string>;
   /** stdout and stderr go here. */
@@ -44,7 +46,7 @@ const EXIT_WITH_PARENT = { DURABLE_RL_EXIT_WITH_PARENT: '1' };
 export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
   const log = fs.openSync(opts.logFile, 'a');
-  const [command, args] = niced(opts.nice, opts.program ?? process.execPath, [opts.entry, ...(opts.args ?? [])]);
+  const [command, args] = niced(opts.nice, opts.program ?? process.execPath, [...(opts.programArgs ?? []), opts.entry, ...(opts.args ?? [])]);
   const child = spawn(command, args, { env: { ...process.env, ...opts.env, ...EXIT_WITH_PARENT }, stdio: ['pipe', 'pipe', log] });
   const name = `worker process ${[path.basename(opts.entry), ...(opts.args ?? [])].join(' ')}`;
   let stopping: Promise<void> | undefined;
