@@ -21,7 +21,7 @@ export default tseslint.config(
   },
   {
     // Workflow code is replayed: no Node built-ins, no engines, stores or other I/O modules.
-    files: ['workflows/**/*.ts', 'src/domain/**/*.ts', 'src/tasks/**/*.ts', 'src/planact/**/*.ts', 'src/timeline/**/*.ts', 'src/tree/**/*.ts', 'src/horizon/**/*.ts', 'src/rl/dynamic-sampling.ts', 'src/rl/schedule.ts', 'src/config/schema.ts', 'src/config/parse.ts', 'src/config/errors.ts', 'src/config/recorded.ts', 'src/config/dependent-keys.ts', 'src/config/defaults.ts', 'src/contracts/**/*.ts', 'src/tracking/job-lines.ts'],
+    files: ['workflows/**/*.ts', 'src/domain/**/*.ts', 'src/tasks/**/*.ts', 'src/planact/**/*.ts', 'src/timeline/**/*.ts', 'src/tree/**/*.ts', 'src/horizon/**/*.ts', 'src/rl/dynamic-sampling.ts', 'src/rl/schedule.ts', 'src/config/schema.ts', 'src/config/agent-defaults.ts', 'src/config/parse.ts', 'src/config/errors.ts', 'src/config/recorded.ts', 'src/config/dependent-keys.ts', 'src/config/defaults.ts', 'src/contracts/**/*.ts', 'src/tracking/job-lines.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -2,7 +2,7 @@
  * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
  *   npm run build && node dist/bench/planact-overhead.js [--latency 5000] [--jitter 0.5] [--episodes 64,256,1024]
  *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
- *     [--batch-requests true,false: the Temporal path once per rollout.batchRequests value, default true]
+ *     [--batch-requests true,false,local: the Temporal path once per rollout.batchRequests value, default true]
  *     [--barrier-rollouts 0] [--quick: 2 episodes at 20 ms, once, and 2 barrier rollouts (the suite's smoke test)]
  *     [--cpu-prof <dir>: a V8 CPU profile of the orchestration and tools worker processes, written there at the end]
  *
@@ -64,17 +64,12 @@ import { sessionStateQuery, sessionWorkflowId } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import { arg, flag } from './lib/args';
 import { ownCpuSeconds, processCpuSeconds } from './lib/cpu';
+import { requestLatency } from './lib/oracle-latency';
 
 /** The suite's smoke test: everything once, tiny. */
 const QUICK = flag('quick');
 const LATENCY_MS = Number(arg('latency', QUICK ? '20' : '5000'));
 const JITTER = Number(arg('jitter', '0.5'));
-/** Latency of one request: the same prompt waits the same time on both paths. */
-function requestLatency(base: number, role: string, prompt: string, seed: number | undefined): number {
-  let h = 2166136261;
-  for (const ch of `${role}:${seed ?? ''}:${prompt}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
-  return base * (1 + JITTER * (2 * (h / 2 ** 32) - 1));
-}
 const SIZES = arg('episodes', QUICK ? '2' : '64,256,1024').split(',').map(Number);
 const REPEAT = Number(arg('repeat', QUICK ? '1' : '2'));
 const BARRIER_ROLLOUTS = Number(arg('barrier-rollouts', QUICK ? '2' : '0'));
@@ -87,15 +82,23 @@ const PER_WORKFLOW = flag('per-workflow') ? Number(arg('per-workflow', '1')) : u
  * workflow's calls of one activation as one activity, whose episodes then wait for its slowest call;
  * false, one activity per call.
  */
-const BATCH_REQUESTS = arg('batch-requests', 'true').split(',').map((v) => {
-  if (v !== 'true' && v !== 'false') throw new Error(`--batch-requests takes true and false, got ${v}`);
-  return v === 'true';
+type Calls = RunConfig['rollout']['batchRequests'];
+const BATCH_REQUESTS = arg('batch-requests', 'true').split(',').map((v): Calls => {
+  if (v !== 'true' && v !== 'false' && v !== 'local') throw new Error(`--batch-requests takes true, false and local, got ${v}`);
+  return v === 'local' ? 'local' : v === 'true';
 });
+const callsName = (c: Calls): string => (c === 'local' ? 'local' : c ? 'batched' : 'one each');
 const CPU_PROF = flag('cpu-prof') ? arg('cpu-prof', '') : undefined;
 const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
 
+/**
+ * The policy each way of calling plays: the oracle's queue for activities; for local calls the
+ * default queue, which 'local' serves with the orchestration worker's own calls (bench/lib/planact-worker.ts).
+ */
+const policyFor = (c: Calls): PolicyRef => (c === 'local' ? { weights: POLICY.weights } : POLICY);
+
 /** The config with rollout.batchRequests set. */
-function withBatching(cfg: RunConfig, batchRequests: boolean): RunConfig {
+function withBatching(cfg: RunConfig, batchRequests: Calls): RunConfig {
   return { ...cfg, rollout: { ...cfg.rollout, batchRequests } };
 }
 
@@ -147,7 +150,8 @@ async function main(): Promise<void> {
     queues: ['orchestration', 'tools'],
     // Each in a process of its own, as a deployment runs them: their CPU is counted apart.
     workerProcesses: {
-      entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'delayed-worker.js'),
+      entry: path.join(REPO_ROOT, 'dist', 'bench', 'lib', 'planact-worker.js'),
+      env: { DURABLE_RL_BENCH_LATENCY_MS: String(LATENCY_MS), DURABLE_RL_BENCH_JITTER: String(JITTER) },
       // --cpu-prof DIR: a V8 CPU profile of each worker process, written when it stops (docs/benchmarks.md's profile).
       ...(CPU_PROF ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] } : {}),
     },
@@ -160,7 +164,7 @@ async function main(): Promise<void> {
           const session = caller.split('/')[0] ?? caller;
           if (!firstPlanner.has(session)) firstPlanner.set(session, started);
         }
-        await new Promise((r) => setTimeout(r, requestLatency(latency.ms, input.role, input.prompt, input.params.seed)));
+        await new Promise((r) => setTimeout(r, requestLatency(latency.ms, JITTER, input.role, input.prompt, input.params.seed)));
         return oracle.generate(input);
       };
       return [
@@ -194,7 +198,7 @@ async function main(): Promise<void> {
           problemFromExpression(p.expression),
           {
             generate: async (role, prompt, meta) => {
-              await new Promise((res) => setTimeout(res, requestLatency(latency.ms, role, prompt, generationSeed(seed, role, meta))));
+              await new Promise((res) => setTimeout(res, requestLatency(latency.ms, JITTER, role, prompt, generationSeed(seed, role, meta))));
               return oracle.generate({ weights: POLICY.weights, role, prompt, params: { maxNewTokens: meta.maxNewTokens, temperature: 1, topP: 1, stop: meta.stop } });
             },
             calc: (expression) => tools.calc({ expression }),
@@ -213,12 +217,12 @@ async function main(): Promise<void> {
     return episodes.reduce((a, e) => a + e.reward, 0) / episodes.length;
   };
   let lastRolloutId = '';
-  const viaTemporal = async (cfg: RunConfig, rolloutId: number, label: string): Promise<number> => {
+  const viaTemporal = async (cfg: RunConfig, rolloutId: number, label: string, policy: PolicyRef = POLICY): Promise<number> => {
     lastRolloutId = `bench-${label}-${Date.now()}`;
     const summary = (await client.workflow.execute('planActRollout', {
       taskQueue: TASK_QUEUES.orchestration,
       workflowId: lastRolloutId,
-      args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: POLICY, actor: POLICY }, ...(PER_WORKFLOW ? { episodesPerWorkflow: PER_WORKFLOW } : {}) }],
+      args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy }, ...(PER_WORKFLOW ? { episodesPerWorkflow: PER_WORKFLOW } : {}) }],
     })) as RolloutSummary;
     return summary.meanReward;
   };
@@ -269,15 +273,15 @@ async function main(): Promise<void> {
       const group = Math.min(GROUP, n);
       const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
       const d: number[] = [];
-      const t = new Map<boolean, number[]>(BATCH_REQUESTS.map((b) => [b, []]));
-      const cpu = new Map<boolean, CpuSplit>(BATCH_REQUESTS.map((b) => [b, { server: 0, orchestration: 0, tools: 0, self: 0 }]));
-      const shape = new Map<boolean, RolloutHops>();
+      const t = new Map<Calls, number[]>(BATCH_REQUESTS.map((b) => [b, []]));
+      const cpu = new Map<Calls, CpuSplit>(BATCH_REQUESTS.map((b) => [b, { server: 0, orchestration: 0, tools: 0, self: 0 }]));
+      const shape = new Map<Calls, RolloutHops>();
       let directCpu = 0;
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits every path alike.
         for (const batch of BATCH_REQUESTS) {
           const from = cpuNow(pids);
-          const a = await timed(() => viaTemporal(withBatching(cfg, batch), rep + 1, `n${n}-r${rep}-${batch ? 'batched' : 'each'}`));
+          const a = await timed(() => viaTemporal(withBatching(cfg, batch), rep + 1, `n${n}-r${rep}-${callsName(batch).replace(' ', '-')}`, policyFor(batch)));
           const used = cpuSince(pids, from);
           const c = cpu.get(batch)!;
           for (const part of PARTS) c[part] += used[part] - (idle[part] * a.ms) / 1000;
@@ -305,7 +309,7 @@ async function main(): Promise<void> {
         const tm = tb[best]!;
         const dm = d[best]!;
         const total = PARTS.reduce((sum, part) => sum + c[part], 0);
-        const calls = batch ? 'batched' : 'one each';
+        const calls = callsName(batch);
         rows.push(
           `| ${n} | ${calls} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
             `${perEpisodeMs(directCpu)} | ${perEpisodeMs(total)} | ${PARTS.map((part) => perEpisodeMs(c[part])).join(' | ')} |`,

@@ -13,8 +13,8 @@ import { createHorizonSampleActivities } from '../activities/horizon-samples';
 import { createPlanActJobActivities } from '../activities/plan-act-jobs';
 import { createSampleActivities } from '../activities/samples';
 import { createRunRecordActivities } from '../activities/run-records';
-import { createInferenceActivities } from '../activities/inference';
-import { createToolActivities } from '../activities/tools';
+import { createInferenceActivities, type InferenceActivities } from '../activities/inference';
+import { createToolActivities, type ToolActivities } from '../activities/tools';
 import { createTrainingActivities } from '../activities/training';
 import { createTrackingActivities } from '../activities/tracking';
 import { createTensorboardActivities } from '../activities/tensorboard';
@@ -44,11 +44,23 @@ export interface WorkerSetup {
   toolsConcurrency?: number;
   /** Activity interceptors for every queue's worker (the metrics endpoint's, see workers/metrics). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /**
+   * What the orchestration worker runs as local activities (rollout.batchRequests 'local',
+   * workflows/episode-calls.ts); default: this process's own generate and calcWithAttempt, the same
+   * instances its inference and tools workers run, when it hosts those queues.
+   */
+  localCalls?: Partial<LocalCallActivities>;
   /** Where runs' metrics files and curves go (default .data/runs, or DURABLE_RL_RUNS). */
   runsDir?: string;
   /** The Temporal Web UI that a run's MLflow tag links to (tracking.mlflow); absent: no link. */
   temporalUiUrl?: string;
 }
+
+/** The calls rollout.batchRequests 'local' makes as local activities of the orchestration worker. */
+export type LocalCallActivities = Pick<InferenceActivities, 'generate'> & Pick<ToolActivities, 'calcWithAttempt'>;
+
+/** Local calls in flight at once on one orchestration worker: two per episode for 1,024 episodes, and room. */
+const MAX_LOCAL_CALLS = 4096;
 
 export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bundle.js');
 
@@ -58,6 +70,13 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   /** The options every worker shares; each queue adds what it runs and how much at once. */
   const create = (queue: TaskQueueName, options: Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue'>): Promise<Worker> =>
     Worker.create({ connection, namespace, taskQueue: TASK_QUEUES[queue], ...(setup.identity ? { identity: setup.identity } : {}), ...(setup.activityInterceptors ? { interceptors: { activity: setup.activityInterceptors } } : {}), ...options });
+  // One instance per queue's activities, shared with the orchestration worker's local calls.
+  const inference = setup.queues.includes('inference') ? createInferenceActivities({ store }) : undefined;
+  const tools = setup.queues.includes('tools') ? createToolActivities() : undefined;
+  const localCalls: Partial<LocalCallActivities> = setup.localCalls ?? {
+    ...(inference ? { generate: inference.generate } : {}),
+    ...(tools ? { calcWithAttempt: tools.calcWithAttempt } : {}),
+  };
   const workers: Worker[] = [];
   for (const queue of setup.queues) {
     switch (queue) {
@@ -79,14 +98,18 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createTensorboardActivities(),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
+              // rollout.batchRequests 'local': the episodes' calls, run in this process.
+              ...localCalls,
             },
+            // Local calls wait on the engine, not on this thread: as many at once as episodes make them.
+            maxConcurrentLocalActivityExecutions: MAX_LOCAL_CALLS,
             // Light work (datasets, samples, session arrivals); many Plan/Act episodes write samples at once.
             maxConcurrentActivityTaskExecutions: setup.orchestrationConcurrency ?? WORKER_DEFAULTS.concurrency.orchestration,
           }),
         );
         break;
       case 'inference':
-        workers.push(await create(queue, { activities: createInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? WORKER_DEFAULTS.concurrency.inference }));
+        workers.push(await create(queue, { activities: inference!, maxConcurrentActivityTaskExecutions: setup.inferenceConcurrency ?? WORKER_DEFAULTS.concurrency.inference }));
         break;
       case 'training':
         // Load tfjs's backend before polling: a cold load inside a heartbeating activity's first
@@ -97,7 +120,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
       case 'tools':
         // Tools, and the outside agents (agentRollout) that call the gateway and run their own tools.
         // The grid world's environment (horizon episodes) is a tool like the calculator.
-        workers.push(await create(queue, { activities: { ...createToolActivities(), ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: setup.toolsConcurrency ?? WORKER_DEFAULTS.concurrency.tools }));
+        workers.push(await create(queue, { activities: { ...tools!, ...createGridActivities(), ...createAgentActivities({ store }) }, maxConcurrentActivityTaskExecutions: setup.toolsConcurrency ?? WORKER_DEFAULTS.concurrency.tools }));
         break;
     }
   }

@@ -9,6 +9,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { DATA_DIR } from '../src/paths';
 import { describeStore, openCheckedStore } from '../src/store/store-spec';
 import type { TaskQueueName } from '../workflows/task-queues';
+import type { WorkerSetup } from './create-workers';
 import { failDeadWorkersAttempts, register, thisWorker } from './attempt-journal';
 import { ensureNamespaceReady, NamespaceSetupError } from './namespace-setup';
 import { activityMetrics } from './metrics/activity-metrics';
@@ -18,7 +19,7 @@ import { installSdkMetrics } from './metrics/sdk-metrics';
 import { parseWorkerConfig, WorkerConfigError } from './worker-config';
 
 /** `argv`: the flags after the script name (the freezing test worker passes none and uses the environment). */
-export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: readonly string[] = []): Promise<void> {
+export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: readonly string[] = [], extra: Pick<WorkerSetup, 'localCalls'> = {}): Promise<void> {
   const config = parseWorkerConfig(queues, argv, {
     defaultStoreRoot: path.join(DATA_DIR, 'store'),
     defaultAttemptJournal: path.join(DATA_DIR, 'attempts'),
@@ -60,6 +61,7 @@ export async function runWorkerProcess(queues: readonly TaskQueueName[], argv: r
       orchestrationConcurrency: config.concurrency.orchestration,
       toolsConcurrency: config.concurrency.tools,
       ...(interceptors.length > 0 ? { activityInterceptors: interceptors } : {}),
+      ...extra,
     });
     const served = metrics ? `, metrics at ${metrics.server.url}` : '';
     console.log(`[worker ${process.pid}] serving ${queues.join(', ')} at ${address} (namespace ${namespace}${tls ? ', TLS' : ''}), blob store ${describeStore(config.store)}${served}, identity ${self.identity}`);

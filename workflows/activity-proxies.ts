@@ -6,7 +6,7 @@
  * per-policy task queue: in dual mode the planner's and the actor's weights can be served by
  * different inference pools.
  */
-import { patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities/agents';
 import type { ConfigActivities } from '../activities/config';
 import type { DataActivities } from '../activities/data';
@@ -173,6 +173,21 @@ export function generateProxy(t: RunConfig['timeouts'], taskQueue: string = TASK
 /** generateBatch (workflows/request-batcher.ts), with generate's options. */
 export function generateBatchProxy(t: RunConfig['timeouts'], taskQueue: string = TASK_QUEUES.inference) {
   return proxyActivities<Pick<InferenceActivities, 'generateBatch'>>(generateOptions(t, taskQueue)).generateBatch;
+}
+
+/**
+ * rollout.batchRequests 'local': generate and the calculator as local activities of the worker that
+ * runs the episode's workflow task (workflows/episode-calls.ts), with the options their activities
+ * have, less what a local activity cannot do (a task queue, heartbeats).
+ */
+export function localCallProxies(t: RunConfig['timeouts']) {
+  return {
+    generate: proxyLocalActivities<Pick<InferenceActivities, 'generate'>>({ startToCloseTimeout: seconds(t.generateSec), retry: planActRetry(10) }).generate,
+    calcWithAttempt: proxyLocalActivities<Pick<ToolActivities, 'calcWithAttempt'>>({
+      startToCloseTimeout: seconds(t.toolSec),
+      retry: { ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' },
+    }).calcWithAttempt,
+  };
 }
 
 export function planActProxies(t: RunConfig['timeouts'], trainer?: RunConfig['trainer']) {

@@ -2,13 +2,14 @@
  * How an episode workflow reaches the inference and tools queues: the requests its episodes make in
  * one activation go as one generateBatch / calcBatch activity per queue (workflows/request-batcher.ts),
  * or one activity per request: with rollout.batchRequests false, and in histories recorded before
- * batching (no 'batched-requests' marker).
+ * batching (no 'batched-requests' marker); or, with rollout.batchRequests 'local', each request a
+ * local activity of the orchestration worker (see localCalls).
  */
 import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
 import type { GenerateInput, GenerateResult } from '../activities/inference';
 import type { RunConfig } from '../src/config/schema';
 import type { BatchOutcome } from '../src/contracts/batch';
-import { generateBatchProxy, generateProxy, planActProxies } from './activity-proxies';
+import { generateBatchProxy, generateProxy, localCallProxies, planActProxies } from './activity-proxies';
 import { batchPerActivation } from './request-batcher';
 import { TASK_QUEUES } from './task-queues';
 
@@ -29,8 +30,36 @@ export const BATCHED_REQUESTS_PATCH = 'batched-requests';
  * The calls of one episode workflow. `batch` is rollout.batchRequests; the marker is recorded
  * either way, so the choice replays from the input alone.
  */
-export function episodeCalls(t: RunConfig['timeouts'], batch: boolean): EpisodeCalls {
+export function episodeCalls(t: RunConfig['timeouts'], batch: RunConfig['rollout']['batchRequests']): EpisodeCalls {
+  // A value no history recorded before it has: nothing to patch.
+  if (batch === 'local') return localCalls(t);
   return patched(BATCHED_REQUESTS_PATCH) && batch ? batchedCalls(t) : perRequestCalls(t);
+}
+
+/**
+ * Each request a local activity: run by the worker that runs the workflow task, in its process, its
+ * result recorded as a marker when the task completes. While calls are in flight the workflow task
+ * stays open (the SDK heartbeats it); each reply wakes the episode at once in that worker, with no
+ * round trip through the server, so an episode goes on as its own reply arrives (as with one
+ * activity per call) at a fraction of the server's work per call (docs/benchmarks.md). The
+ * orchestration worker must host generate and calcWithAttempt (workers/create-workers.ts: a process
+ * that also hosts the inference and tools queues does). A policy on an inference queue of its own
+ * cannot be honoured, and is refused rather than served by this worker's engine.
+ */
+function localCalls(t: RunConfig['timeouts']): EpisodeCalls {
+  const local = localCallProxies(t);
+  return {
+    generate(input, taskQueue) {
+      if (taskQueue !== undefined && taskQueue !== TASK_QUEUES.inference) {
+        throw ApplicationFailure.nonRetryable(
+          `rollout.batchRequests 'local' runs generate on the orchestration worker; the policy's inference queue ${JSON.stringify(taskQueue)} cannot be used that way (set rollout.batchRequests true or false)`,
+          'ConfigError',
+        );
+      }
+      return local.generate(input);
+    },
+    calc: (expression) => calcAnswer(local.calcWithAttempt({ expression })),
+  };
 }
 
 /** One activity per request (generate, calcWithAttempt), as histories recorded before batching have them. */
@@ -39,16 +68,19 @@ export function perRequestCalls(t: RunConfig['timeouts']): EpisodeCalls {
   const generatorOf = perQueue((taskQueue) => generateProxy(t, taskQueue));
   return {
     generate: (input, taskQueue = TASK_QUEUES.inference) => generatorOf(taskQueue)(input),
-    async calc(expression) {
-      try {
-        return await tools.calcWithAttempt({ expression });
-      } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : undefined;
-        if (cause instanceof ApplicationFailure && cause.type === 'CalcInputError') return { inputError: cause.message, attempt: attemptOf(cause) };
-        throw err;
-      }
-    },
+    calc: (expression) => calcAnswer(tools.calcWithAttempt({ expression })),
   };
+}
+
+/** A calcWithAttempt call's answer: bad input is the actor's mistake, answered to it, not a failure. */
+async function calcAnswer(call: Promise<CalcAnswer>): Promise<CalcAnswer> {
+  try {
+    return await call;
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === 'CalcInputError') return { inputError: cause.message, attempt: attemptOf(cause) };
+    throw err;
+  }
 }
 
 /** Each activation's requests as one activity per inference queue, and one for the calculator. */

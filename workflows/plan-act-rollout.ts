@@ -57,7 +57,7 @@ export async function runPlanActRollout(
       // Absent in configs recorded before the key (outcome credit).
       ...(cfg.rollout.plannerCredit === 'correct-results' ? { plannerCredit: 'correct-results' as const } : {}),
       // Absent in configs recorded before the key (batched).
-      ...(cfg.rollout.batchRequests === false ? { batchRequests: false as const } : {}),
+      ...(cfg.rollout.batchRequests !== true ? { batchRequests: cfg.rollout.batchRequests } : {}),
     }),
   );
   const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rl.groupSize);

@@ -11,7 +11,8 @@ import type { PolicyRef } from '../src/contracts/weights';
 import type { RlEvalPoint, RlPoint } from '../src/contracts/training-run';
 import type { WeightsInfo } from '../src/contracts/weights';
 import type { EvaluateEpisodesInput } from '../activities/inference';
-import { AgentCommandSchema } from '../src/config/schema';
+// Not the schema: importing it would build the config's zod schema at every workflow's start.
+import { AGENT_COMMAND_DEFAULTS } from '../src/config/agent-defaults';
 import { activityProxies } from './activity-proxies';
 import { agentRollout } from './agent-rollout';
 import { episodeLimits } from './rollout-episodes';
@@ -193,7 +194,7 @@ export const ROLLOUT_KINDS: Record<RunConfig['rollout']['kind'], RolloutKind> = 
     run: (s) =>
       executeChild(agentRollout, {
         workflowId: `${s.runId}/agent-rollout-${s.rlStep}`,
-        args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, agent: { ...(s.config.rollout.agent ?? AgentCommandSchema.parse({})), weights: s.policy.weights, ...(s.policy.remote ? { remote: s.policy.remote } : {}) } }],
+        args: [{ runId: s.runId, rolloutId: s.rlStep, config: s.config, agent: { ...(s.config.rollout.agent ?? { command: [...AGENT_COMMAND_DEFAULTS.command], timeoutSec: AGENT_COMMAND_DEFAULTS.timeoutSec }), weights: s.policy.weights, ...(s.policy.remote ? { remote: s.policy.remote } : {}) } }],
       }),
   },
 };

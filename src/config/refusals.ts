@@ -165,6 +165,12 @@ export const REFUSALS: Section[] = [
         "an outside agent's model calls reach the gateway over HTTP, not as activities, so there is nothing to send one by one (rollout.batchRequests applies to rollout.kind standard, plan-act, tree and horizon)",
       ),
       both(
+        'rollout.batchRequests',
+        (c) => c.rollout.batchRequests === 'local' && (c.task.chat !== undefined || !['standard', 'plan-act', 'tree'].includes(c.rollout.kind)),
+        (c) =>
+          `'local' calls are built for Plan/Act, standard and tree episodes' generate and calculator calls; this config's ${c.task.chat !== undefined ? 'chat episodes (task.chat) call chatTurn' : `rollout.kind ${c.rollout.kind} makes its calls otherwise`}: use true or false`,
+      ),
+      both(
         'task.rl.testProblems',
         (c) => c.task.kind === 'arith' && c.task.split === 'expression' && c.task.rl.testProblems > 0,
         'with task.split expression, test and validation problems come from one held-out pool and may overlap; use task.split: subproblem, or task.rl.testProblems: 0',

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ARITH_DIFFICULTY_LIMITS as LIMITS } from '../tasks/arith/difficulty';
+import { AGENT_COMMAND_DEFAULTS } from './agent-defaults';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
@@ -358,9 +359,9 @@ export const TreeSchema = z
 export const AgentCommandSchema = z
   .object({
     /** argv; the default is the openai-client arithmetic agent (scripts/agent-episode.ts). */
-    command: z.array(z.string().min(1)).min(1).default(['node', 'dist/scripts/agent-episode.js']),
+    command: z.array(z.string().min(1)).min(1).default(() => [...AGENT_COMMAND_DEFAULTS.command]),
     /** An agent still running after this long is killed; its episode ends with reward 0. */
-    timeoutSec: seconds(120),
+    timeoutSec: seconds(AGENT_COMMAND_DEFAULTS.timeoutSec),
   })
   .strict();
 export type AgentCommand = z.infer<typeof AgentCommandSchema>;
@@ -398,8 +399,13 @@ export const RolloutSchema = z
      * 5 s +- 50% a call: 1.7% over direct calls against 12.1% batched; docs/benchmarks.md).
      * Horizon episodes make one call at a time, so they have nothing to batch either way; with
      * rollout.kind agent (calls through the gateway, not activities) false is refused.
+     * 'local': each call a local activity of the orchestration worker, which must host the engine
+     * client and the calculator (the main job's one-process workers do): each episode goes on as its
+     * own reply arrives, and the server records a marker per call instead of running an activity,
+     * so it is both the CPU of batching and the latency of one call per activity (bench:planact;
+     * docs/benchmarks.md). For Plan/Act, standard (not chat) and tree episodes; refused elsewhere.
      */
-    batchRequests: z.boolean().default(true),
+    batchRequests: z.union([z.boolean(), z.literal('local')]).default(true),
     barrierTimeoutSec: seconds(1800),
     rolloutTimeoutSec: seconds(1800),
     fallbackOnTimeout: z.boolean().default(true),

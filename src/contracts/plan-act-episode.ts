@@ -63,8 +63,8 @@ export interface PlanActEpisodeInput {
   timeouts: RunConfig['timeouts'];
   /** rollout.plannerCredit correct-results (absent: outcome, as episodes recorded before it). */
   plannerCredit?: 'correct-results';
-  /** rollout.batchRequests false: one activity per call (absent: the calls of an activation batched). */
-  batchRequests?: false;
+  /** rollout.batchRequests false: one activity per call; 'local': each call a local activity (absent: the calls of an activation batched). */
+  batchRequests?: false | 'local';
 }
 
 export interface PlanActEpisodeResult extends PlanActEpisodeDigest {

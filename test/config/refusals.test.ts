@@ -26,6 +26,7 @@ const EXAMPLES: Array<Record<string, unknown>> = [
   { rl: { advantageNorm: 'role' }, rollout: { mode: 'dual' } },
   { rollout: { kind: 'standard', plannerCredit: 'correct-results' } },
   { rollout: { kind: 'agent', batchRequests: false } },
+  { rollout: { kind: 'agent', batchRequests: 'local' } },
   { task: { split: 'expression', rl: { testProblems: 4 } } },
   { rollout: { kind: 'tree' }, tree: { nodeSampling: 'entropy' }, inference: openai },
   { rollout: { kind: 'agent' }, rl: { temperature: 3 } },

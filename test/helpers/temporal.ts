@@ -11,7 +11,7 @@ import { Connection, type WorkflowHandleWithFirstExecutionRunId } from '@tempora
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { FsBlobStore } from '../../src/store/fs-blob-store';
-import { createWorkers } from '../../workers/create-workers';
+import { createWorkers, type WorkerSetup } from '../../workers/create-workers';
 import { ensureNamespaceReady } from '../../workers/namespace-setup';
 import { TASK_QUEUES, type TaskQueueName } from '../../workflows/task-queues';
 import { tempStore } from './store';
@@ -86,13 +86,13 @@ export interface TestEnv {
  * A namespace, a client, and in-process workers for `queues` (all four by default); activity
  * interceptors put a test's chosen delays or holds around the real activities.
  */
-export async function testEnv(label: string, queues: readonly TaskQueueName[] = ALL_QUEUES, opts: { activityInterceptors?: ActivityInterceptorsFactory[] } = {}): Promise<TestEnv> {
+export async function testEnv(label: string, queues: readonly TaskQueueName[] = ALL_QUEUES, opts: { activityInterceptors?: ActivityInterceptorsFactory[]; localCalls?: WorkerSetup['localCalls'] } = {}): Promise<TestEnv> {
   quietRuntime();
   const namespace = await createTestNamespace(label);
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress(), namespace });
   const store = tempStore(label);
   const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), `durable-rl-${label}-runs-`));
-  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace, runsDir, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
+  const workers = await createWorkers({ connection: env.nativeConnection, queues, store, namespace, runsDir, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}), ...(opts.localCalls ? { localCalls: opts.localCalls } : {}) });
   const running = workers.map((w) => w.run());
   return {
     env,

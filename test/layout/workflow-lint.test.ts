@@ -4,6 +4,8 @@
  * the replayed sandbox, whatever folder it sits in.
  */
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { REPO_ROOT } from '../../src/paths';
 import { runtimeClosure } from '../helpers/import-graph';
 
@@ -26,3 +28,13 @@ test('every file the workflow bundle loads is under the workflow lint rules', ()
   const rules = ruleNames(bundled);
   expect(bundled.filter((f) => !rules[f]!.includes('no-restricted-properties'))).toEqual([]);
 }, 60_000);
+
+test("no module a workflow loads at its start builds the run config's zod schema", () => {
+  // Each new workflow runs every module of the bundle again; the schema cost ~25 ms of CPU a
+  // workflow (docs/benchmarks.md, "Where the orchestration CPU goes"). Workflow code reaches it only
+  // through import() where an old history needs it (workflows/parse-config.ts).
+  const bundled = [...runtimeClosure(['workflows/index.ts'])];
+  expect(bundled).not.toContain('src/config/schema.ts');
+  const withZod = bundled.filter((f) => /from ['"]zod['"]/.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').replace(/import type[^;]*;/g, '')));
+  expect(withZod).toEqual([]);
+});

@@ -39,6 +39,25 @@ describe('trainingRun with an RL phase', () => {
     expect(result.checkpoint?.step).toBe(6);
   });
 
+  it("with rollout.batchRequests 'local', plays Plan/Act episodes' generate and calculator calls as local activities of the orchestration worker (this process's engine and calculator), trained as usual", async () => {
+    const { workflowId, handle } = await ctx.startTrainingRun('local-calls', { ...tinyRlConfig({ steps: 1 }), rollout: { maxTurns: 2, batchRequests: 'local' } });
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.rl.map((p) => p.step)).toEqual([1]);
+    const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1`).result()) as RolloutSummary;
+    expect(summary).toMatchObject({ episodes: 4 });
+    expect(summary.metrics.generations).toBeGreaterThanOrEqual(4);
+    // Each group's workflow: every call a marker, none an activity; its samples written by an activity.
+    for (const i of [0, 1]) {
+      const events = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1/episodes-${i}`).fetchHistory()).events ?? [];
+      const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+      expect(activities).toEqual(['writeEpisodeSamples']);
+      const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+      expect(markers.length).toBeGreaterThanOrEqual(2);
+    }
+    expect((summary.samples.planner?.samples ?? 0) + (summary.samples.actor?.samples ?? 0)).toBeGreaterThan(0);
+    expect(result.checkpoint?.step).toBe(5);
+  });
+
   it("runs rollout.kind agent: per step the configured agent command plays each episode against the tools worker's gateway on that step's weights, and its recorded calls are trained", async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('agent', { ...tinyRlConfig(), rollout: { kind: 'agent', maxTurns: 2, maxToolCallsPerAct: 1, agent: { timeoutSec: 60 } } });
     const result = (await handle.result()) as TrainingRunResult;
