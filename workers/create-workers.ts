@@ -61,6 +61,8 @@ export type LocalCallActivities = Pick<InferenceActivities, 'generate'> & Pick<T
 
 /** Local calls in flight at once on one orchestration worker: two per episode for 1,024 episodes, and room. */
 const MAX_LOCAL_CALLS = 4096;
+/** Workflow tasks open at once on one orchestration worker: one per episode workflow of 1,024 episodes in groups of 4, and room. */
+const MAX_OPEN_WORKFLOW_TASKS = 1024;
 
 export const DEFAULT_WORKFLOW_BUNDLE = path.join(REPO_ROOT, 'dist', 'workflow-bundle.js');
 
@@ -103,6 +105,10 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
             },
             // Local calls wait on the engine, not on this thread: as many at once as episodes make them.
             maxConcurrentLocalActivityExecutions: MAX_LOCAL_CALLS,
+            // A workflow whose local calls are in flight holds its workflow task open (up to 80% of
+            // the task timeout) and a slot with it: the SDK's 40 slots would let 40 episode
+            // workflows run and the rest wait. The workflow thread still runs one activation at a time.
+            maxConcurrentWorkflowTaskExecutions: MAX_OPEN_WORKFLOW_TASKS,
             // Light work (datasets, samples, session arrivals); many Plan/Act episodes write samples at once.
             maxConcurrentActivityTaskExecutions: setup.orchestrationConcurrency ?? WORKER_DEFAULTS.concurrency.orchestration,
           }),

@@ -25,7 +25,11 @@ export interface RolloutHops {
   workflowTaskDispatch: Spread;
   /** Workflow task picked up -> its completion recorded (worker activation + reply). */
   workflowTaskRun: Spread;
-  /** Rollout start -> the first activity of the slowest child scheduled. */
+  /**
+   * Rollout start -> the slowest child's first call under way: its first activity scheduled, or,
+   * where its calls are local activities (recorded as markers when their workflow task completes,
+   * but started as it runs), the start of the workflow task that made its first one.
+   */
   startupMs: number;
   /** Last child closed -> rollout closed. */
   teardownMs: number;
@@ -76,8 +80,12 @@ export async function rolloutHops(client: Client, rootId: string): Promise<Rollo
       if (e.eventType === ET.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) wftRun.push(t - at(e.workflowTaskCompletedEventAttributes?.startedEventId));
     }
     if (history !== root) {
-      const first = history.find((e) => e.eventType === ET.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-      if (first) startup = Math.max(startup, toMs(first.eventTime) - t0);
+      const first = history.find((e) => e.eventType === ET.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || e.eventType === ET.EVENT_TYPE_MARKER_RECORDED);
+      if (first?.eventType === ET.EVENT_TYPE_MARKER_RECORDED) {
+        // The marker's task: the last workflow task started before it.
+        const started = history.filter((e) => e.eventType === ET.EVENT_TYPE_WORKFLOW_TASK_STARTED && Number(e.eventId) < Number(first.eventId)).pop();
+        if (started) startup = Math.max(startup, toMs(started.eventTime) - t0);
+      } else if (first) startup = Math.max(startup, toMs(first.eventTime) - t0);
       lastChildClose = Math.max(lastChildClose, toMs(history[history.length - 1]?.eventTime));
     }
   }
@@ -98,7 +106,7 @@ export function formatHops(h: RolloutHops): string {
   const row = (name: string, s: Spread): string =>
     `| ${name} | ${s.n} | ${s.meanMs.toFixed(0)} | ${s.p50Ms.toFixed(0)} | ${s.p90Ms.toFixed(0)} | ${s.maxMs.toFixed(0)} |`;
   return [
-    `${h.workflows} workflows; startup (rollout start -> last child's first activity) ${h.startupMs.toFixed(0)} ms, teardown (last child closed -> rollout closed) ${h.teardownMs.toFixed(0)} ms\n`,
+    `${h.workflows} workflows; startup (rollout start -> last child's first call under way) ${h.startupMs.toFixed(0)} ms, teardown (last child closed -> rollout closed) ${h.teardownMs.toFixed(0)} ms\n`,
     '| step | count | mean (ms) | p50 | p90 | max |',
     '|---|---:|---:|---:|---:|---:|',
     row('activity scheduled -> started', h.activityDispatch),
