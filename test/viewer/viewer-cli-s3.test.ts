@@ -30,16 +30,21 @@ beforeAll(async () => {
   setSha = await writeViewerFixture(store, runsDir);
   runsDirOfFixture = runsDir;
   child = spawn(process.execPath, [SCRIPT, '--port', '0', '--runs', runsDir, '--temporal-ui', 'none'], { env: { ...process.env, ...s3.env(prefix) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  base = await new Promise<string>((resolve, reject) => {
+  base = await viewerUrl(child);
+}, 60_000);
+
+/** The URL a viewer process prints once it serves; rejects if it exits first. */
+function viewerUrl(viewer: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
+    viewer.stdout!.on('data', (b: Buffer) => {
       out += b.toString();
       const m = /rollout viewer: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) resolve(m[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`viewer exited with ${code}: ${out}`)));
+    viewer.once('exit', (code) => reject(new Error(`viewer exited with ${code}: ${out}`)));
   });
-}, 60_000);
+}
 
 afterAll(() => {
   child?.kill('SIGKILL');
@@ -70,15 +75,7 @@ test('serves the page and a run whose records are in an S3 bucket', async () => 
 test('--tokenizer qwen3 reads the samples with Qwen3\'s tokenizer (chat runs whose samples do not name theirs)', async () => {
   const qwen = spawn(process.execPath, [SCRIPT, '--port', '0', '--runs', runsDirOfFixture, '--temporal-ui', 'none', '--temporal-address', 'none', '--tokenizer', 'qwen3'], { env: { ...process.env, ...s3.env(prefix) }, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
-    const at = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      qwen.stdout!.on('data', (b: Buffer) => {
-        out += b.toString();
-        const m = /rollout viewer: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      qwen.once('exit', (code) => reject(new Error(`viewer exited with ${code}: ${out}`)));
-    });
+    const at = await viewerUrl(qwen);
     const step = (await (await fetch(`${at}/api/runs/${FIXTURE_RUN}/steps/101`)).json()) as { groups: Array<{ prompt: string }> };
     const ids = loadTokenizer().encode('Compute: 17+25\n');
     expect(step.groups[0]!.prompt).toBe(loadTokenizerDir(resolveTokenizerDir('qwen3')).decode(ids));
