@@ -34,7 +34,7 @@
  * them), so the CPU per episode splits by process: the server, the orchestration worker, the tools
  * worker, and this process (the oracle inference worker and the client; the direct path runs here
  * alone). Each size also reports the history events, activities and workflow tasks per episode and
- * the startup (rollout start -> the last child's first activity), read back from the histories.
+ * the startup (rollout start -> the last child's first call under way), read back from the histories.
  */
 import os from 'node:os';
 import path from 'node:path';

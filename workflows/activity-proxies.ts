@@ -161,6 +161,9 @@ const planActRetry = (maximumAttempts: number): ActivityOptions['retry'] => ({
 /** Calculator attempts; tool metrics report retries = attempts beyond the first. */
 export const CALC_MAX_ATTEMPTS = 3;
 
+/** The calculator's retries, as an activity or a local one: quick, few, stopping at a session's refusal. */
+const calcRetry = (): ActivityOptions['retry'] => ({ ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' });
+
 /** generate's options: the rollout's timeouts, retries until the session refuses. */
 function generateOptions(t: RunConfig['timeouts'], taskQueue: string): ActivityOptions {
   return { taskQueue, startToCloseTimeout: seconds(t.generateSec), heartbeatTimeout: seconds(t.heartbeatSec), retry: planActRetry(10) };
@@ -185,7 +188,7 @@ export function localCallProxies(t: RunConfig['timeouts']) {
     generate: proxyLocalActivities<Pick<InferenceActivities, 'generate'>>({ startToCloseTimeout: seconds(t.generateSec), retry: planActRetry(10) }).generate,
     calcWithAttempt: proxyLocalActivities<Pick<ToolActivities, 'calcWithAttempt'>>({
       startToCloseTimeout: seconds(t.toolSec),
-      retry: { ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' },
+      retry: calcRetry(),
     }).calcWithAttempt,
   };
 }
@@ -195,7 +198,7 @@ export function planActProxies(t: RunConfig['timeouts'], trainer?: RunConfig['tr
     tools: proxyActivities<Pick<ToolActivities, 'calcWithAttempt' | 'calcBatch'>>({
       taskQueue: TASK_QUEUES.tools,
       startToCloseTimeout: seconds(t.toolSec),
-      retry: { ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' },
+      retry: calcRetry(),
     }),
     samples: proxyActivities<SampleActivities>({
       taskQueue: TASK_QUEUES.orchestration,
