@@ -58,6 +58,22 @@ describe('trainingRun with an RL phase', () => {
     expect(result.checkpoint?.step).toBe(5);
   });
 
+  it.each([
+    ['standard', { rollout: { kind: 'standard', maxTurns: 2, batchRequests: 'local' } }, 'standard-rollout-1'],
+    ['tree', { rl: { steps: 1, promptsPerStep: 2, groupSize: 3 }, rollout: { kind: 'tree', maxTurns: 2, batchRequests: 'local' }, tree: { initialRollouts: 2, expansionIterations: 1, beamSize: 2, samplesPerRoot: 3 } }, 'tree-rollout-1'],
+  ] as const)("with rollout.batchRequests 'local', rollout.kind %s makes its calls as local activities too", async (kind, overrides, rolloutId) => {
+    const base = tinyRlConfig({ steps: 1 });
+    const config = { ...base, ...overrides, rl: { ...base.rl, ...('rl' in overrides ? overrides.rl : {}) } };
+    const { workflowId, handle } = await ctx.startTrainingRun(`local-${kind}`, config);
+    const result = (await handle.result()) as TrainingRunResult;
+    expect(result.rl.map((p) => p.step)).toEqual([1]);
+    const events = (await ctx.env.client.workflow.getHandle(`${workflowId}/${rolloutId}`).fetchHistory()).events ?? [];
+    const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+    expect(activities.filter((a) => a === 'generate' || a === 'generateBatch' || a === 'calcWithAttempt' || a === 'calcBatch')).toEqual([]);
+    expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length).toBeGreaterThanOrEqual(4);
+    expect(result.rl[0]!.rows).toBeGreaterThan(0);
+  });
+
   it("runs rollout.kind agent: per step the configured agent command plays each episode against the tools worker's gateway on that step's weights, and its recorded calls are trained", async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('agent', { ...tinyRlConfig(), rollout: { kind: 'agent', maxTurns: 2, maxToolCallsPerAct: 1, agent: { timeoutSec: 60 } } });
     const result = (await handle.result()) as TrainingRunResult;
