@@ -2,7 +2,8 @@
  * What Temporal costs a Plan/Act rollout, and how long the dual-mode barrier takes to get going.
  *   npm run build && node dist/bench/planact-overhead.js [--latency 5000] [--jitter 0.5] [--episodes 64,256,1024]
  *     [--repeat 2] [--group 4] [--per-workflow <episodes per child workflow; default: the group>]
- *     [--batch-requests true,false,local: the Temporal path once per rollout.batchRequests value, default true]
+ *     [--batch-requests true,false,local,local/256: the Temporal path once per rollout.batchRequests value
+ *      (after a slash, rollout.episodesPerWorkflow for that row), default true]
  *     [--barrier-rollouts 0] [--quick: 2 episodes at 20 ms, once, and 2 barrier rollouts (the suite's smoke test)]
  *     [--cpu-prof <dir>: a V8 CPU profile of the orchestration and tools worker processes, written there at the end]
  *
@@ -78,16 +79,27 @@ const GROUP = Number(arg('group', QUICK ? '2' : '4'));
 /** Episodes per child workflow (planActRollout's episodesPerWorkflow); default: one child per group. */
 const PER_WORKFLOW = flag('per-workflow') ? Number(arg('per-workflow', '1')) : undefined;
 /**
- * rollout.batchRequests of the Temporal path, one row per value: true (the default) sends an episode
- * workflow's calls of one activation as one activity, whose episodes then wait for its slowest call;
- * false, one activity per call.
+ * The ways the Temporal path makes its calls, one row each: rollout.batchRequests, and after a slash
+ * rollout.episodesPerWorkflow (default: --per-workflow, else the GRPO group). true (the default) sends
+ * an episode workflow's calls of one activation as one activity, whose episodes then wait for its
+ * slowest call; false, one activity per call; local, exchanges with the orchestration worker, which
+ * runs the calls itself (local/256: 256 episodes to a child workflow).
  */
 type Calls = RunConfig['rollout']['batchRequests'];
-const BATCH_REQUESTS = arg('batch-requests', 'true').split(',').map((v): Calls => {
-  if (v !== 'true' && v !== 'false' && v !== 'local') throw new Error(`--batch-requests takes true, false and local, got ${v}`);
-  return v === 'local' ? 'local' : v === 'true';
+interface Way {
+  calls: Calls;
+  perWorkflow?: number;
+  name: string;
+}
+const WAYS = arg('batch-requests', 'true').split(',').map((w): Way => {
+  const [v, per] = w.split('/');
+  if (v !== 'true' && v !== 'false' && v !== 'local') throw new Error(`--batch-requests takes true, false and local (each optionally /<episodes per workflow>), got ${w}`);
+  const calls: Calls = v === 'local' ? 'local' : v === 'true';
+  const perWorkflow = per !== undefined ? Number(per) : PER_WORKFLOW;
+  if (perWorkflow !== undefined && !(Number.isInteger(perWorkflow) && perWorkflow >= 1)) throw new Error(`episodes per workflow must be a positive integer, got ${w}`);
+  const base = calls === 'local' ? 'local' : calls ? 'batched' : 'one each';
+  return { calls, ...(perWorkflow !== undefined ? { perWorkflow } : {}), name: per !== undefined ? `${base}, ${perWorkflow} a workflow` : base };
 });
-const callsName = (c: Calls): string => (c === 'local' ? 'local' : c ? 'batched' : 'one each');
 const CPU_PROF = flag('cpu-prof') ? arg('cpu-prof', '') : undefined;
 const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
 
@@ -97,9 +109,9 @@ const POLICY: PolicyRef = { weights: { version: 1, step: 0, onnx: { sha256: '0'.
  */
 const policyFor = (c: Calls): PolicyRef => (c === 'local' ? { weights: POLICY.weights } : POLICY);
 
-/** The config with rollout.batchRequests set. */
-function withBatching(cfg: RunConfig, batchRequests: Calls): RunConfig {
-  return { ...cfg, rollout: { ...cfg.rollout, batchRequests } };
+/** The config with the way's rollout.batchRequests and rollout.episodesPerWorkflow set. */
+function withWay(cfg: RunConfig, way: Way): RunConfig {
+  return { ...cfg, rollout: { ...cfg.rollout, batchRequests: way.calls, ...(way.perWorkflow !== undefined ? { episodesPerWorkflow: way.perWorkflow } : {}) } };
 }
 
 function config(overrides: RunConfigInput): RunConfig {
@@ -222,7 +234,7 @@ async function main(): Promise<void> {
     const summary = (await client.workflow.execute('planActRollout', {
       taskQueue: TASK_QUEUES.orchestration,
       workflowId: lastRolloutId,
-      args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy }, ...(PER_WORKFLOW ? { episodesPerWorkflow: PER_WORKFLOW } : {}) }],
+      args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
     })) as RolloutSummary;
     return summary.meanReward;
   };
@@ -273,15 +285,15 @@ async function main(): Promise<void> {
       const group = Math.min(GROUP, n);
       const cfg = config({ rl: { promptsPerStep: Math.ceil(n / group), groupSize: group, maxNewTokens: 48 } });
       const d: number[] = [];
-      const t = new Map<Calls, number[]>(BATCH_REQUESTS.map((b) => [b, []]));
-      const cpu = new Map<Calls, CpuSplit>(BATCH_REQUESTS.map((b) => [b, { server: 0, orchestration: 0, tools: 0, self: 0 }]));
-      const shape = new Map<Calls, RolloutHops>();
+      const t = new Map<Way, number[]>(WAYS.map((w) => [w, []]));
+      const cpu = new Map<Way, CpuSplit>(WAYS.map((w) => [w, { server: 0, orchestration: 0, tools: 0, self: 0 }]));
+      const shape = new Map<Way, RolloutHops>();
       let directCpu = 0;
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits every path alike.
-        for (const batch of BATCH_REQUESTS) {
+        for (const batch of WAYS) {
           const from = cpuNow(pids);
-          const a = await timed(() => viaTemporal(withBatching(cfg, batch), rep + 1, `n${n}-r${rep}-${callsName(batch).replace(' ', '-')}`, policyFor(batch)));
+          const a = await timed(() => viaTemporal(withWay(cfg, batch), rep + 1, `n${n}-r${rep}-${batch.name.replace(/[ ,]+/g, '-')}`, policyFor(batch.calls)));
           const used = cpuSince(pids, from);
           const c = cpu.get(batch)!;
           for (const part of PARTS) c[part] += used[part] - (idle[part] * a.ms) / 1000;
@@ -296,10 +308,10 @@ async function main(): Promise<void> {
         if (b.reward !== 1) throw new Error(`expected reward 1 everywhere, got direct ${b.reward}`);
         d.push(b.ms);
       }
-      if (n === Math.max(...SIZES)) hops = shape.get(BATCH_REQUESTS[0]!);
+      if (n === Math.max(...SIZES)) hops = shape.get(WAYS[0]!);
       const perEpisodeMs = (sec: number): string => Math.max(0, (sec / REPEAT / n) * 1000).toFixed(0);
       const perEpisode = (count: number): string => (count / n).toFixed(1);
-      for (const batch of BATCH_REQUESTS) {
+      for (const batch of WAYS) {
         const tb = t.get(batch)!;
         const c = cpu.get(batch)!;
         const h = shape.get(batch)!;
@@ -309,7 +321,7 @@ async function main(): Promise<void> {
         const tm = tb[best]!;
         const dm = d[best]!;
         const total = PARTS.reduce((sum, part) => sum + c[part], 0);
-        const calls = callsName(batch);
+        const calls = batch.name;
         rows.push(
           `| ${n} | ${calls} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
             `${perEpisodeMs(directCpu)} | ${perEpisodeMs(total)} | ${PARTS.map((part) => perEpisodeMs(c[part])).join(' | ')} |`,

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../src/paths';
 import { createOracleInferenceActivities, ORACLE_TASK_QUEUE } from '../activities/oracle-inference';
+import { createToolActivities } from '../activities/tools';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import { startLocalStack } from './lib/local-stack';
 import { RECORDED_SCENARIOS } from './lib/scenarios';
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
     label: 'histories',
     queues: ['orchestration', 'inference', 'training', 'tools'],
     // Plan/Act scenarios take generate from the oracle stand-in, so their histories contain real acts.
+    // rollout.batchRequests 'local' scenarios: the orchestration worker's own calls are the oracle and the calculator.
+    localCalls: (store) => ({ generate: createOracleInferenceActivities({ store }).generate, calcWithAttempt: createToolActivities().calcWithAttempt }),
     extraWorkers: async (connection, store) => [
       await Worker.create({ connection, taskQueue: ORACLE_TASK_QUEUE, activities: createOracleInferenceActivities({ store }), maxConcurrentActivityTaskExecutions: 64 }),
     ],

@@ -15,6 +15,7 @@ import { createSampleActivities } from '../activities/samples';
 import { createRunRecordActivities } from '../activities/run-records';
 import { createInferenceActivities, type InferenceActivities } from '../activities/inference';
 import { createToolActivities, type ToolActivities } from '../activities/tools';
+import { createCallExchangeActivities } from '../activities/call-exchange';
 import { createTrainingActivities } from '../activities/training';
 import { createTrackingActivities } from '../activities/tracking';
 import { createTensorboardActivities } from '../activities/tensorboard';
@@ -100,8 +101,13 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
               ...createTensorboardActivities(),
               // Plan/Act jobs arrive at their rollout session through this client (update-with-start).
               ...createPlanActJobActivities({ store, client: new Client({ connection, namespace }) }),
-              // rollout.batchRequests 'local': the episodes' calls, run in this process.
+              // rollout.batchRequests 'local': the episodes' calls, run in this process (a local
+              // activity per call in histories recorded before exchanges, and exchanges since).
               ...localCalls,
+              ...createCallExchangeActivities({
+                ...(localCalls.generate ? { generate: localCalls.generate } : {}),
+                ...(localCalls.calcWithAttempt ? { calc: async (expression: string) => (await localCalls.calcWithAttempt!({ expression })).value } : {}),
+              }),
             },
             // Local calls wait on the engine, not on this thread: as many at once as episodes make them.
             maxConcurrentLocalActivityExecutions: MAX_LOCAL_CALLS,

@@ -20,6 +20,8 @@ import type { TrainingActivities } from '../activities/training';
 import type { ToolActivities } from '../activities/tools';
 import type { TrackingActivities } from '../activities/tracking';
 import type { TensorboardActivities } from '../activities/tensorboard';
+import type { CallExchangeActivities, ExchangeCallsInput, ExchangeRetry } from '../activities/call-exchange';
+import { msToNumber } from '@temporalio/common';
 import type { RunConfig } from '../src/config/schema';
 import { TASK_QUEUES, TRAINER_QUEUES } from './task-queues';
 
@@ -161,12 +163,15 @@ const planActRetry = (maximumAttempts: number): ActivityOptions['retry'] => ({
 /** Calculator attempts; tool metrics report retries = attempts beyond the first. */
 export const CALC_MAX_ATTEMPTS = 3;
 
+/** generate's attempts, as an activity, a local activity or a call of an exchange. */
+const GENERATE_MAX_ATTEMPTS = 10;
+
 /** The calculator's retries, as an activity or a local one: quick, few, stopping at a session's refusal. */
 const calcRetry = (): ActivityOptions['retry'] => ({ ...planActRetry(CALC_MAX_ATTEMPTS), initialInterval: '200ms', maximumInterval: '2s' });
 
 /** generate's options: the rollout's timeouts, retries until the session refuses. */
 function generateOptions(t: RunConfig['timeouts'], taskQueue: string): ActivityOptions {
-  return { taskQueue, startToCloseTimeout: seconds(t.generateSec), heartbeatTimeout: seconds(t.heartbeatSec), retry: planActRetry(10) };
+  return { taskQueue, startToCloseTimeout: seconds(t.generateSec), heartbeatTimeout: seconds(t.heartbeatSec), retry: planActRetry(GENERATE_MAX_ATTEMPTS) };
 }
 
 export function generateProxy(t: RunConfig['timeouts'], taskQueue: string = TASK_QUEUES.inference) {
@@ -185,11 +190,44 @@ export function generateBatchProxy(t: RunConfig['timeouts'], taskQueue: string =
  */
 export function localCallProxies(t: RunConfig['timeouts']) {
   return {
-    generate: proxyLocalActivities<Pick<InferenceActivities, 'generate'>>({ startToCloseTimeout: seconds(t.generateSec), retry: planActRetry(10) }).generate,
+    generate: proxyLocalActivities<Pick<InferenceActivities, 'generate'>>({ startToCloseTimeout: seconds(t.generateSec), retry: planActRetry(GENERATE_MAX_ATTEMPTS) }).generate,
     calcWithAttempt: proxyLocalActivities<Pick<ToolActivities, 'calcWithAttempt'>>({
       startToCloseTimeout: seconds(t.toolSec),
       retry: calcRetry(),
     }).calcWithAttempt,
+  };
+}
+
+/** An exchange with no reply comes back after this long, and the workflow exchanges again (ms). */
+export const EXCHANGE_MAX_WAIT_MS = 60_000;
+
+/**
+ * rollout.batchRequests 'local' with coalesced replies (workflows/call-exchange.ts): the exchange
+ * local activity, and the retry policies its calls get in the worker, which are generate's and the
+ * calculator's own (attempts, backoff, non-retryable types; an attempt's limit is their timeout).
+ */
+export function exchangeProxy(t: RunConfig['timeouts']): { exchangeCalls: CallExchangeActivities['exchangeCalls']; retry: ExchangeCallsInput['retry'] } {
+  return {
+    exchangeCalls: proxyLocalActivities<CallExchangeActivities>({
+      // An exchange waits at most EXCHANGE_MAX_WAIT_MS for a first reply, then its window; retried when the worker's side fails.
+      startToCloseTimeout: EXCHANGE_MAX_WAIT_MS + 60_000,
+      retry: retry(GENERATE_MAX_ATTEMPTS),
+    }).exchangeCalls,
+    retry: {
+      generate: exchangeRetry(planActRetry(GENERATE_MAX_ATTEMPTS), seconds(t.generateSec)),
+      calc: exchangeRetry(calcRetry(), seconds(t.toolSec)),
+    },
+  };
+}
+
+function exchangeRetry(r: ActivityOptions['retry'], attemptTimeoutMs: number): ExchangeRetry {
+  return {
+    maximumAttempts: r!.maximumAttempts!,
+    initialIntervalMs: msToNumber(r!.initialInterval!),
+    backoffCoefficient: r!.backoffCoefficient!,
+    maximumIntervalMs: msToNumber(r!.maximumInterval!),
+    attemptTimeoutMs,
+    nonRetryableErrorTypes: r!.nonRetryableErrorTypes!,
   };
 }
 

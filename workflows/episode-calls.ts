@@ -11,6 +11,7 @@ import type { RunConfig } from '../src/config/schema';
 import type { BatchOutcome } from '../src/contracts/batch';
 import { generateBatchProxy, generateProxy, localCallProxies, planActProxies } from './activity-proxies';
 import { batchPerActivation } from './request-batcher';
+import { exchangedCalls, type ExchangedCalls } from './call-exchange';
 import { TASK_QUEUES } from './task-queues';
 
 /** The calculator's answer to one call, with the attempt that gave it (tool metrics count retries). */
@@ -26,28 +27,30 @@ export interface EpisodeCalls {
 /** The patch that batches an episode workflow's requests; decided once, before the workflow's first command. */
 export const BATCHED_REQUESTS_PATCH = 'batched-requests';
 
+/** The patch that sends 'local' calls through exchanges (workflows/call-exchange.ts); before it, a local activity per call. */
+export const COALESCED_LOCAL_CALLS_PATCH = 'coalesced-local-calls';
+
 /**
  * The calls of one episode workflow. `batch` is rollout.batchRequests; the marker is recorded
  * either way, so the choice replays from the input alone.
  */
 export function episodeCalls(t: RunConfig['timeouts'], batch: RunConfig['rollout']['batchRequests']): EpisodeCalls {
   // A value no history recorded before it has: nothing to patch.
-  if (batch === 'local') return localCalls(t);
+  if (batch === 'local') return localCalls(patched(COALESCED_LOCAL_CALLS_PATCH) ? exchangedCalls(t) : localCallProxies(t));
   return patched(BATCHED_REQUESTS_PATCH) && batch ? batchedCalls(t) : perRequestCalls(t);
 }
 
 /**
- * Each request a local activity: run by the worker that runs the workflow task, in its process, its
- * result recorded as a marker when the task completes. While calls are in flight the workflow task
- * stays open (the SDK heartbeats it); each reply wakes the episode at once in that worker, with no
- * round trip through the server, so an episode goes on as its own reply arrives (as with one
- * activity per call) at a fraction of the server's work per call (docs/benchmarks.md). The
- * orchestration worker must host generate and calcWithAttempt (workers/create-workers.ts: a process
- * that also hosts the inference and tools queues does). A policy on an inference queue of its own
- * cannot be honoured, and is refused rather than served by this worker's engine.
+ * The calls run by the worker that runs the workflow task, in its process: through exchanges that
+ * return the replies ready within a short window of each other (workflows/call-exchange.ts), or, in
+ * histories recorded before them, a local activity per call. Either way no call goes through the
+ * server's task queues, each reply reaches its episode without waiting for other calls, and the
+ * replies are recorded as markers (docs/benchmarks.md). The orchestration worker must host generate
+ * and the calculator (workers/create-workers.ts: a process that also hosts the inference and tools
+ * queues does). A policy on an inference queue of its own cannot be honoured, and is refused rather
+ * than served by this worker's engine.
  */
-function localCalls(t: RunConfig['timeouts']): EpisodeCalls {
-  const local = localCallProxies(t);
+function localCalls(local: ExchangedCalls): EpisodeCalls {
   return {
     generate(input, taskQueue) {
       if (taskQueue !== undefined && taskQueue !== TASK_QUEUES.inference) {
@@ -77,7 +80,8 @@ async function calcAnswer(call: Promise<CalcAnswer>): Promise<CalcAnswer> {
   try {
     return await call;
   } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    // An activity's failure carries the calculator's as its cause; an exchange's call fails with it.
+    const cause = err instanceof ActivityFailure ? err.cause : err;
     if (cause instanceof ApplicationFailure && cause.type === 'CalcInputError') return { inputError: cause.message, attempt: attemptOf(cause) };
     throw err;
   }

@@ -60,7 +60,8 @@ export async function runPlanActRollout(
       ...(cfg.rollout.batchRequests !== true ? { batchRequests: cfg.rollout.batchRequests } : {}),
     }),
   );
-  const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rl.groupSize);
+  // Absent in configs recorded before the key: a child per GRPO group.
+  const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rollout.episodesPerWorkflow ?? cfg.rl.groupSize);
   const chunks = Array.from({ length: Math.ceil(inputs.length / per) }, (_, i) => inputs.slice(i * per, (i + 1) * per));
   const groups = await Promise.all(
     chunks.map((chunk, i) =>

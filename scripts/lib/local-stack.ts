@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type ActivityInterceptorsFactory, type Worker } from '@temporalio/worker';
 import { FsBlobStore } from '../../src/store/fs-blob-store';
-import { createWorkers } from '../../workers/create-workers';
+import { createWorkers, type WorkerSetup } from '../../workers/create-workers';
 import type { TaskQueueName } from '../../workflows/task-queues';
 import { startDevServerOnFreePort } from './dev-server';
 import { startWorkerProcess } from './worker-process';
@@ -39,6 +39,8 @@ export interface LocalStackOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
   /** Around every activity of the project's workers (a benchmark's simulated latency, say). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** What this process's orchestration worker runs for rollout.batchRequests 'local' (the recorder's oracle); default its own inference and tools. */
+  localCalls?: (store: FsBlobStore) => WorkerSetup['localCalls'];
   /**
    * Run each queue's workers in a process of its own, as a deployment does (workers/<queue>.ts),
    * instead of in this one: `entry` is the worker script (given the queue as its argument), `env`
@@ -100,7 +102,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return why;
   });
   // The interceptors reach this process's workers only (functions do not cross processes).
-  const workers: Worker[] = inProcess.length === 0 ? [] : await createWorkers({ connection: native, queues: inProcess, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}) });
+  const workers: Worker[] =
+    inProcess.length === 0
+      ? []
+      : await createWorkers({ connection: native, queues: inProcess, store, ...(opts.activityInterceptors ? { activityInterceptors: opts.activityInterceptors } : {}), ...(opts.localCalls ? { localCalls: opts.localCalls(store) } : {}) });
   workers.push(...((await opts.extraWorkers?.(native, store)) ?? []));
   const running = workers.map((w) => w.run());
   return {

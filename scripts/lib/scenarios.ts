@@ -6,6 +6,8 @@ import { parseRunConfig } from '../../src/config/parse';
 import type { RunConfigInput } from '../../src/config/schema';
 import { ORACLE_TASK_QUEUE } from '../../activities/oracle-inference';
 import { sessionWorkflowId } from '../../workflows/messages';
+import { resolveLimits } from '../../src/planact/episode';
+import type { PlanActEpisodeInput } from '../../src/contracts/plan-act-episode';
 
 export function tinyRunConfig(overrides: Partial<RunConfigInput> = {}): RunConfigInput {
   return {
@@ -65,6 +67,24 @@ const planActJob = (role: 'shared' | 'planner' | 'actor', config: RunConfigInput
 
 /** The oracle ignores weights; this reference is never loaded. */
 const ORACLE_POLICY = { weights: { version: 0, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } }, inferenceQueue: ORACLE_TASK_QUEUE };
+
+/**
+ * A group of Plan/Act episodes with rollout.batchRequests 'local': their calls run by the
+ * orchestration worker itself (the recorder gives it the oracle and the calculator).
+ */
+const localCallsGroup = (runId: string): PlanActEpisodeInput[] =>
+  [0, 1].map((i) => ({
+    runId,
+    episodeId: `${runId}/e${i}`,
+    expression: '12+34+56+78',
+    groupId: 'g0',
+    policies: { planner: { weights: ORACLE_POLICY.weights }, actor: { weights: ORACLE_POLICY.weights } },
+    limits: resolveLimits({ maxTurns: 4, maxActsPerTurn: 4, maxToolCallsPerAct: 2, plannerMaxNewTokens: 48, actorMaxNewTokens: 48 }),
+    sampling: { temperature: 1, topP: 1 },
+    seed: 3 + i,
+    timeouts: { generateSec: 60, trainSec: 600, toolSec: 10, heartbeatSec: 10 },
+    batchRequests: 'local',
+  }));
 
 /** A tree rollout on the oracle (a calculator call, then the answer): all four phases, real tools and samples. */
 const treeRolloutOnOracle = (runId: string) => ({
@@ -203,4 +223,8 @@ export const RECORDED_SCENARIOS: RecordedScenario[] = [
       },
     ],
   },
+  // rollout.batchRequests 'local': a local activity per call (recorded before exchanges, at b711bd5),
+  // then through exchanges (the 'coalesced-local-calls' patch).
+  { name: 'plan-act-local-per-call', workflowType: 'planActEpisodes', args: [localCallsGroup('history-local-per-call')] },
+  { name: 'plan-act-local-exchanged', workflowType: 'planActEpisodes', args: [localCallsGroup('history-local-exchanged')] },
 ];

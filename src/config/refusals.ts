@@ -170,6 +170,7 @@ export const REFUSALS: Section[] = [
         (c) =>
           `'local' calls are built for Plan/Act, standard and tree episodes' generate and calculator calls; this config's ${c.task.chat !== undefined ? 'chat episodes (task.chat) call chatTurn' : `rollout.kind ${c.rollout.kind} makes its calls otherwise`}: use true or false`,
       ),
+      both('rollout.episodesPerWorkflow', (c) => c.rollout.episodesPerWorkflow !== undefined && c.rollout.kind !== 'plan-act', (c) => `episodes are grouped into child workflows only in Plan/Act rollouts (rollout.kind plan-act; this config has ${c.rollout.kind}, whose episodes share one workflow)`),
       both(
         'task.rl.testProblems',
         (c) => c.task.kind === 'arith' && c.task.split === 'expression' && c.task.rl.testProblems > 0,

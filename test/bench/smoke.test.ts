@@ -16,10 +16,11 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
   ['hop-latency', ['--hops', '5', '--repeat', '1']],
   [
     'planact-overhead',
-    ['--quick', '--batch-requests', 'true,false'],
+    ['--quick', '--batch-requests', 'true,false,local/2'],
     [
       /^\| 2 \| batched \| [\d.]+ \| [\d.]+ \| -?\d+ \| -?[\d.]+% \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \|$/m,
       /^\| 2 \| one each \| [\d.]+ \|/m,
+      /^\| 2 \| local, 2 a workflow \| [\d.]+ \|/m,
       // Per episode: workflows, history events, activities, workflow tasks, startup.
       /^\| 2 \| batched \| 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+ \|$/m,
       /^\| p50 \(ms\) \| p99 \(ms\) \|/m,

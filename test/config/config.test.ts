@@ -255,6 +255,12 @@ describe('issue 24 keys refuse what they cannot do, naming the field', () => {
     refused({ rollout: { kind: 'agent', batchRequests: false } }, 'rollout.batchRequests');
     expect(parseRunConfig({ rollout: { kind: 'standard', batchRequests: false } }).rollout.batchRequests).toBe(false);
   });
+  it('rollout.episodesPerWorkflow only in Plan/Act rollouts (the others play their episodes in one workflow)', () => {
+    refused({ rollout: { kind: 'standard', episodesPerWorkflow: 64 } }, 'rollout.episodesPerWorkflow');
+    refused({ rollout: { episodesPerWorkflow: 0 } }, 'rollout.episodesPerWorkflow');
+    expect(parseRunConfig({ rollout: { episodesPerWorkflow: 256, batchRequests: 'local' } }).rollout.episodesPerWorkflow).toBe(256);
+    expect(parseRunConfig({}).rollout.episodesPerWorkflow).toBeUndefined();
+  });
   it('a test split needs the sub-problem split', () => {
     refused({ task: { split: 'expression' } }, 'task.rl.testProblems');
     expect(parseRunConfig({ task: { split: 'expression', rl: { testProblems: 0 } } }).task.split).toBe('expression');

@@ -27,6 +27,7 @@ const EXAMPLES: Array<Record<string, unknown>> = [
   { rollout: { kind: 'standard', plannerCredit: 'correct-results' } },
   { rollout: { kind: 'agent', batchRequests: false } },
   { rollout: { kind: 'agent', batchRequests: 'local' } },
+  { rollout: { kind: 'tree', episodesPerWorkflow: 8 }, rl: { groupSize: 4 } },
   { task: { split: 'expression', rl: { testProblems: 4 } } },
   { rollout: { kind: 'tree' }, tree: { nodeSampling: 'entropy' }, inference: openai },
   { rollout: { kind: 'agent' }, rl: { temperature: 3 } },

@@ -23,6 +23,15 @@ afterAll(async () => {
   await ctx?.stop();
 });
 
+/** The activity types of a history's local-activity markers (each marker's data names its activity). */
+function localActivityTypes(events: Array<{ markerRecordedEventAttributes?: { markerName?: string | null; details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null } | null }>): string[] {
+  return events.flatMap((e) => {
+    const m = e.markerRecordedEventAttributes;
+    const data = m?.markerName === 'core_local_activity' ? m.details?.['data']?.payloads?.[0]?.data : undefined;
+    return data ? [String(JSON.parse(Buffer.from(data).toString('utf8')).activity_type)] : [];
+  });
+}
+
 describe('trainingRun with an RL phase', () => {
   it('runs rollout.kind standard through the rollout table: single-agent episodes, trained like any other kind', async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('standard', { ...tinyRlConfig(), rollout: { kind: 'standard', maxTurns: 2 } });
@@ -39,20 +48,20 @@ describe('trainingRun with an RL phase', () => {
     expect(result.checkpoint?.step).toBe(6);
   });
 
-  it("with rollout.batchRequests 'local', plays Plan/Act episodes' generate and calculator calls as local activities of the orchestration worker (this process's engine and calculator), trained as usual", async () => {
+  it("with rollout.batchRequests 'local', plays Plan/Act episodes' generate and calculator calls in the orchestration worker (this process's engine and calculator) through exchange local activities, trained as usual", async () => {
     const { workflowId, handle } = await ctx.startTrainingRun('local-calls', { ...tinyRlConfig({ steps: 1 }), rollout: { maxTurns: 2, batchRequests: 'local' } });
     const result = (await handle.result()) as TrainingRunResult;
     expect(result.rl.map((p) => p.step)).toEqual([1]);
     const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1`).result()) as RolloutSummary;
     expect(summary).toMatchObject({ episodes: 4 });
     expect(summary.metrics.generations).toBeGreaterThanOrEqual(4);
-    // Each group's workflow: every call a marker, none an activity; its samples written by an activity.
+    // Each group's workflow: its calls in exchanges (a marker each, several replies to one), none an activity; its samples written by an activity.
     for (const i of [0, 1]) {
       const events = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1/episodes-${i}`).fetchHistory()).events ?? [];
       const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
       expect(activities).toEqual(['writeEpisodeSamples']);
-      const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-      expect(markers.length).toBeGreaterThanOrEqual(2);
+      expect(localActivityTypes(events)).toContain('exchangeCalls');
+      expect(new Set(localActivityTypes(events))).toEqual(new Set(['exchangeCalls']));
     }
     expect((summary.samples.planner?.samples ?? 0) + (summary.samples.actor?.samples ?? 0)).toBeGreaterThan(0);
     expect(result.checkpoint?.step).toBe(5);
@@ -61,7 +70,7 @@ describe('trainingRun with an RL phase', () => {
   it.each([
     ['standard', { rollout: { kind: 'standard', maxTurns: 2, batchRequests: 'local' } }, 'standard-rollout-1'],
     ['tree', { rl: { steps: 1, promptsPerStep: 2, groupSize: 3 }, rollout: { kind: 'tree', maxTurns: 2, batchRequests: 'local' }, tree: { initialRollouts: 2, expansionIterations: 1, beamSize: 2, samplesPerRoot: 3 } }, 'tree-rollout-1'],
-  ] as const)("with rollout.batchRequests 'local', rollout.kind %s makes its calls as local activities too", async (kind, overrides, rolloutId) => {
+  ] as const)("with rollout.batchRequests 'local', rollout.kind %s makes its calls through exchanges too", async (kind, overrides, rolloutId) => {
     const base = tinyRlConfig({ steps: 1 });
     const config = { ...base, ...overrides, rl: { ...base.rl, ...('rl' in overrides ? overrides.rl : {}) } };
     const { workflowId, handle } = await ctx.startTrainingRun(`local-${kind}`, config);
@@ -70,7 +79,9 @@ describe('trainingRun with an RL phase', () => {
     const events = (await ctx.env.client.workflow.getHandle(`${workflowId}/${rolloutId}`).fetchHistory()).events ?? [];
     const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
     expect(activities.filter((a) => a === 'generate' || a === 'generateBatch' || a === 'calcWithAttempt' || a === 'calcBatch')).toEqual([]);
-    expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length).toBeGreaterThanOrEqual(4);
+    // The calls went through exchanges: a marker each, with the replies that came back together.
+    expect(localActivityTypes(events)).toContain('exchangeCalls');
+    expect(new Set(localActivityTypes(events))).toEqual(new Set(['exchangeCalls']));
     expect(result.rl[0]!.rows).toBeGreaterThan(0);
   });
 
