@@ -56,7 +56,8 @@ export interface ExchangeCallsResult {
 /** What the calls run: the orchestration worker's engine client and calculator. */
 export interface ExchangeTargets {
   generate?(input: GenerateInput): Promise<GenerateResult>;
-  calc?(expression: string): Promise<string>;
+  /** `attempt`: this call's, from 1 (the exchange retries a failed call). */
+  calc?(expression: string, attempt: number): Promise<string>;
 }
 
 export function createCallExchangeActivities(targets: ExchangeTargets, table = new CallTable<GenerateResult | string>()) {
@@ -69,7 +70,7 @@ export function createCallExchangeActivities(targets: ExchangeTargets, table = n
       const prefix = `${run.workflowId}/${run.runId}/`;
       for (const call of input.submit) {
         const retry = callRetry(input.retry[call.kind]);
-        table.start(prefix + call.id, () => runCall(targets, call), retry);
+        table.start(prefix + call.id, (attempt) => runCall(targets, call, attempt), retry);
       }
       const { settled, unknown } = await table.claim(
         input.await.map((id) => prefix + id),
@@ -85,7 +86,7 @@ export function createCallExchangeActivities(targets: ExchangeTargets, table = n
 
 export type CallExchangeActivities = ReturnType<typeof createCallExchangeActivities>;
 
-function runCall(targets: ExchangeTargets, call: ExchangeCall): Promise<GenerateResult | string> {
+function runCall(targets: ExchangeTargets, call: ExchangeCall, attempt: number): Promise<GenerateResult | string> {
   const target = call.kind === 'generate' ? targets.generate : targets.calc;
   if (!target) {
     return Promise.reject(
@@ -95,7 +96,7 @@ function runCall(targets: ExchangeTargets, call: ExchangeCall): Promise<Generate
       ),
     );
   }
-  return call.kind === 'generate' ? targets.generate!(call.input) : targets.calc!(call.expression);
+  return call.kind === 'generate' ? targets.generate!(call.input) : targets.calc!(call.expression, attempt);
 }
 
 function callRetry(r: ExchangeRetry): CallRetry {

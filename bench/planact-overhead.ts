@@ -58,6 +58,7 @@ import { problemFromExpression } from '../src/tasks/arith/problem';
 import { arithTask } from '../src/tasks/arith/task';
 import { episodeLimits, rolloutProblems } from '../workflows/rollout-episodes';
 import type { PlanActJobResult } from '../src/contracts/plan-act-job';
+import type { PlanActGroupResult } from '../src/contracts/plan-act-episode';
 import type { RolloutSummary } from '../src/contracts/rollout-summary';
 import type { SampleSetRef } from '../src/contracts/sample-set';
 import type { PolicyRef } from '../src/contracts/weights';
@@ -236,6 +237,24 @@ async function main(): Promise<void> {
       workflowId: lastRolloutId,
       args: [{ runId: 'bench', rolloutId, mode: 'shared', config: cfg, policies: { planner: policy, actor: policy } }],
     })) as RolloutSummary;
+    if (summary.meanReward !== 1) {
+      // Say which episodes missed and why before the run stops on it.
+      const missed = summary.rows.filter((r) => r.reward !== 1);
+      console.error(`${label}: ${missed.length} of ${summary.episodes} episodes missed (failures ${JSON.stringify(summary.failures)}); first: ${JSON.stringify(missed.slice(0, 3))}`);
+      // Their turns, from the child workflows' results.
+      const ids = new Set(missed.slice(0, 3).map((r) => r.episodeId));
+      const history = await client.workflow.getHandle(lastRolloutId).fetchHistory();
+      for (const e of history.events ?? []) {
+        const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+        if (!child) continue;
+        const group = (await client.workflow.getHandle(child).result()) as PlanActGroupResult;
+        for (const ep of group.episodes) {
+          if (!ids.has(ep.episodeId)) continue;
+          console.error(`${child}: ${JSON.stringify(ep)}`);
+          if (process.env.DURABLE_RL_BENCH_DUMP) require('node:fs').writeFileSync(`${process.env.DURABLE_RL_BENCH_DUMP}/${child.replace(/\//g, '_')}.json`, JSON.stringify(await client.workflow.getHandle(child).fetchHistory()));
+        }
+      }
+    }
     return summary.meanReward;
   };
   const timed = async (fn: () => Promise<number>): Promise<{ ms: number; reward: number }> => {

@@ -14,6 +14,7 @@ import { ApplicationFailure, condition } from '@temporalio/workflow';
 import type { GenerateInput, GenerateResult } from '../activities/inference';
 import type { ExchangeCall, ExchangeCallsResult } from '../activities/call-exchange';
 import type { RunConfig } from '../src/config/schema';
+import { fnv1a32 } from '../src/domain/rng';
 import { EXCHANGE_MAX_WAIT_MS, exchangeProxy } from './activity-proxies';
 
 /** How long an exchange waits, after its first reply, for replies settling with it (ms). */
@@ -116,8 +117,18 @@ export function exchangedCalls(t: RunConfig['timeouts']): ExchangedCalls {
       armFlush();
     });
 
+  /**
+   * A call's id: its place in this workflow's calls and a hash of what it asks. The worker's table
+   * runs an id once, so the id must name one request: two live copies of the same run (a workflow
+   * task that timed out while its exchange ran on, then the run played again) can number their
+   * calls differently once their exchanges returned different replies, and a bare number would get
+   * one copy's reply for the other's call (a generate's completion for a calculator call, seen at
+   * 1,024 episodes).
+   */
+  const idOf = (what: unknown): string => `c${seq++}.${fnv1a32(JSON.stringify(what)).toString(36)}`;
+
   return {
-    generate: (input) => call({ id: `c${seq++}`, kind: 'generate', input }, (value) => value as GenerateResult),
-    calcWithAttempt: ({ expression }) => call({ id: `c${seq++}`, kind: 'calc', expression }, (value, attempt) => ({ value: value as string, attempt })),
+    generate: (input) => call({ id: idOf(input), kind: 'generate', input }, (value) => value as GenerateResult),
+    calcWithAttempt: ({ expression }) => call({ id: idOf(expression), kind: 'calc', expression }, (value, attempt) => ({ value: value as string, attempt })),
   };
 }

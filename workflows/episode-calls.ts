@@ -116,7 +116,7 @@ function perQueue(make: (taskQueue: string) => (input: GenerateInput) => Promise
 }
 
 /** The attempt a CalcInputError names in its details (1 when it names none). */
-function attemptOf(failure: ApplicationFailure): number {
+export function attemptOf(failure: ApplicationFailure): number {
   const details = failure.details?.[0];
   const attempt = details && typeof details === 'object' && 'attempt' in details ? Number(details.attempt) : 1;
   return Number.isInteger(attempt) && attempt >= 1 ? attempt : 1;

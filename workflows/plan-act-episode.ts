@@ -23,7 +23,7 @@ import { emptyToolMetrics } from './tool-metrics';
 import { preview } from './web-ui-format';
 import { workflowNow } from './clock';
 import { CALC_MAX_ATTEMPTS, planActProxies } from './activity-proxies';
-import { episodeCalls, type CalcAnswer, type EpisodeCalls } from './episode-calls';
+import { attemptOf, episodeCalls, type CalcAnswer, type EpisodeCalls } from './episode-calls';
 import type { ActDigest, PlanActEpisodeDigest, PlanActEpisodeInput, PlanActEpisodeResult, PlanActGroupResult } from '../src/contracts/plan-act-episode';
 import type { ToolMetrics } from '../src/contracts/rollout-summary';
 
@@ -177,6 +177,8 @@ export async function meteredCalc(calc: EpisodeCalls['calc'], expression: string
       if (isCancellation(err)) throw err;
       m.failures++;
       if (err instanceof ActivityFailure && err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED) m.retries += CALC_MAX_ATTEMPTS - 1;
+      // A call through an exchange fails with the calculator's last failure, which names its attempt.
+      else if (err instanceof ApplicationFailure) m.retries += attemptOf(err) - 1;
       throw new Error(`calculator unavailable: ${errorMessage(err)}`);
     }
     m.retries += answer.attempt - 1;

@@ -7,7 +7,7 @@
  * a shared planActJob runs this per step. Dual mode: the rollout session runs it with the planner
  * job's and the actor job's weights and splits the sample sets between them.
  */
-import { ChildWorkflowCancellationType, executeChild, log, workflowInfo } from '@temporalio/workflow';
+import { ChildWorkflowCancellationType, executeChild, log, patched, workflowInfo } from '@temporalio/workflow';
 import type { AgentRole } from '../src/domain/types';
 import { episodeSeed } from '../src/planact/sampling-seed';
 import { addToolMetrics, emptyToolMetrics } from './tool-metrics';
@@ -60,8 +60,7 @@ export async function runPlanActRollout(
       ...(cfg.rollout.batchRequests !== true ? { batchRequests: cfg.rollout.batchRequests } : {}),
     }),
   );
-  // Absent in configs recorded before the key: a child per GRPO group.
-  const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rollout.episodesPerWorkflow ?? cfg.rl.groupSize);
+  const per = Math.max(1, input.episodesPerWorkflow ?? cfg.rollout.episodesPerWorkflow ?? defaultEpisodesPerWorkflow(cfg));
   const chunks = Array.from({ length: Math.ceil(inputs.length / per) }, (_, i) => inputs.slice(i * per, (i + 1) * per));
   const groups = await Promise.all(
     chunks.map((chunk, i) =>
@@ -120,4 +119,17 @@ export function summarize(
       meanEpisodeMs: Math.round(mean(episodes.map((e) => e.metrics.episodeMs))),
     },
   });
+}
+
+/** The patch after which 'local' rollouts put LOCAL_EPISODES_PER_WORKFLOW episodes to a child workflow by default. */
+export const LOCAL_EPISODES_PER_WORKFLOW_PATCH = 'local-episodes-per-workflow';
+/** Exchanges coalesce the replies of one workflow's episodes: the more of them, the fewer exchanges (docs/benchmarks.md). */
+export const LOCAL_EPISODES_PER_WORKFLOW = 256;
+
+/**
+ * Episodes per child workflow when rollout.episodesPerWorkflow is absent (as in every config
+ * recorded before the key): one GRPO group, or with rollout.batchRequests 'local', up to 256.
+ */
+function defaultEpisodesPerWorkflow(cfg: PlanActRolloutInput['config']): number {
+  return cfg.rollout.batchRequests === 'local' && patched(LOCAL_EPISODES_PER_WORKFLOW_PATCH) ? LOCAL_EPISODES_PER_WORKFLOW : cfg.rl.groupSize;
 }

@@ -409,10 +409,11 @@ export const RolloutSchema = z
      */
     batchRequests: z.union([z.boolean(), z.literal('local')]).default(true),
     /**
-     * Plan/Act episodes per child workflow (default rl.groupSize: one child per GRPO group; 1: a
-     * workflow per episode, most to read in the Web UI). More episodes to a workflow share its
-     * workflow tasks, and with batchRequests 'local' more replies share an exchange: 256 took the
-     * orchestration CPU of 1,024 episodes from 42 to 19 ms an episode (docs/benchmarks.md).
+     * Plan/Act episodes per child workflow (default rl.groupSize, one child per GRPO group; with
+     * batchRequests 'local', 256; 1: a workflow per episode, most to read in the Web UI). More
+     * episodes to a workflow share its workflow tasks, and with batchRequests 'local' more replies
+     * share an exchange: at 1,024 episodes, 256 a workflow spend a third of the CPU per episode that
+     * 4 a workflow do (docs/benchmarks.md).
      */
     episodesPerWorkflow: int(1, 4096).optional(),
     barrierTimeoutSec: seconds(1800),

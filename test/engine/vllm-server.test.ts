@@ -228,6 +228,21 @@ describe('planActJob on the vLLM server', () => {
       const planner = await readSamples(ctx.store, result.rollouts[0]!.samples.planner!.ref);
       // No ONNX exists for these weights (a label only): every generation went to the server.
       expect(planner.every((s) => s.responseTokens.length > 0 && s.metadata.weightVersion === 0)).toBe(true);
+      // rollout.batchRequests 'local': the orchestration worker makes the calls to the server itself,
+      // in exchanges (no generate activity); the episodes and their samples are the server's as above.
+      const localJob = await ctx.env.client.workflow.start('planActJob', {
+        taskQueue: TASK_QUEUES.orchestration,
+        workflowId: uniqueId('vllm-job-local'),
+        args: [{ role: 'shared', config: { ...config, rollout: { ...config.rollout, batchRequests: 'local' as const, episodesPerWorkflow: 2 } }, train: false }],
+      });
+      const local = (await localJob.result()) as PlanActJobResult;
+      expect(local.rollouts[0]).toMatchObject({ outcome: 'shared', episodes: 2 });
+      const localPlanner = await readSamples(ctx.store, local.rollouts[0]!.samples.planner!.ref);
+      expect(localPlanner.length).toBe(planner.length);
+      expect(localPlanner.every((s) => s.responseTokens.length > 0 && s.metadata.weightVersion === 0)).toBe(true);
+      const events = (await ctx.env.client.workflow.getHandle(`${localJob.workflowId}/rollout-1/episodes-0`).fetchHistory()).events ?? [];
+      expect(events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []))).toEqual(['writeEpisodeSamples']);
+      expect(events.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
       const trained = await ctx.env.client.workflow.start('planActJob', { taskQueue: TASK_QUEUES.orchestration, workflowId: uniqueId('vllm-train'), args: [{ role: 'shared', config }] });
       await expect(trained.result()).rejects.toMatchObject({ cause: { type: 'ConfigError', message: expect.stringMatching(/cannot train or publish/) } });
       // weightSync means nothing to a job: refused by name rather than ignored.

@@ -111,6 +111,26 @@ describe("rollout.batchRequests 'local'", () => {
     for (const e of restarted.result.episodes) expect(e).toMatchObject({ status: 'answered', answer: '180', reward: 1 });
   });
 
+  it("retries a failing call in the worker with its activity's policy, and the tool metrics count the retries", async () => {
+    // A calculator that fails every expression's first attempt: the exchange retries it, alone.
+    const tools = createToolActivities();
+    const exchange = createCallExchangeActivities({
+      generate: (input: GenerateInput) => oracle.generate(input),
+      calc: async (expression: string, attempt: number) => {
+        if (attempt === 1) throw new Error('calculator restarting');
+        return (await tools.calcWithAttempt({ expression })).value;
+      },
+    });
+    const queue = uniqueId('local-calls-retry');
+    await ctx.addWorker({ taskQueue: queue, workflowBundle: { codePath: DEFAULT_WORKFLOW_BUNDLE }, activities: exchange });
+    const { result } = await play(group('12+34+56+78', 'local'), queue);
+    for (const e of result.episodes) {
+      expect(e).toMatchObject({ status: 'answered', answer: '180', reward: 1 });
+      // Every call of this episode's was retried once, none failed.
+      expect(e.metrics.tools).toMatchObject({ calls: 3, failures: 0, retries: 3 });
+    }
+  });
+
   it("refuses a policy on an inference queue of its own, naming rollout.batchRequests: this worker's engine would serve it otherwise", async () => {
     await expect(play(group('12+34', 'local', oracleQueue))).rejects.toMatchObject({ cause: { message: expect.stringContaining("rollout.batchRequests 'local'") } });
   });

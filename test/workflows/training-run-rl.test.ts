@@ -55,14 +55,16 @@ describe('trainingRun with an RL phase', () => {
     const summary = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1`).result()) as RolloutSummary;
     expect(summary).toMatchObject({ episodes: 4 });
     expect(summary.metrics.generations).toBeGreaterThanOrEqual(4);
-    // Each group's workflow: its calls in exchanges (a marker each, several replies to one), none an activity; its samples written by an activity.
-    for (const i of [0, 1]) {
-      const events = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1/episodes-${i}`).fetchHistory()).events ?? [];
-      const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
-      expect(activities).toEqual(['writeEpisodeSamples']);
-      expect(localActivityTypes(events)).toContain('exchangeCalls');
-      expect(new Set(localActivityTypes(events))).toEqual(new Set(['exchangeCalls']));
-    }
+    // One child workflow holds the rollout's 4 episodes (up to 256 by default with 'local', not one per
+    // group): its calls in exchanges (a marker each, several replies to one), none an activity; its
+    // samples written by an activity.
+    const children = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1`).fetchHistory()).events?.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes) ?? [];
+    expect(children.map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)).toEqual([`${workflowId}/rollout-1/episodes-0`]);
+    const events = (await ctx.env.client.workflow.getHandle(`${workflowId}/rollout-1/episodes-0`).fetchHistory()).events ?? [];
+    const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+    expect(activities).toEqual(['writeEpisodeSamples']);
+    expect(localActivityTypes(events)).toContain('exchangeCalls');
+    expect(new Set(localActivityTypes(events))).toEqual(new Set(['exchangeCalls']));
     expect((summary.samples.planner?.samples ?? 0) + (summary.samples.actor?.samples ?? 0)).toBeGreaterThan(0);
     expect(result.checkpoint?.step).toBe(5);
   });
