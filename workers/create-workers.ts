@@ -60,7 +60,7 @@ export interface WorkerSetup {
 /** The calls rollout.batchRequests 'local' makes as local activities of the orchestration worker. */
 export type LocalCallActivities = Pick<InferenceActivities, 'generate'> & Pick<ToolActivities, 'calcWithAttempt'>;
 
-/** Local calls in flight at once on one orchestration worker: two per episode for 1,024 episodes, and room. */
+/** Local activities at once on one orchestration worker: an exchange per episode workflow, or (histories recorded before exchanges) two per episode for 1,024 episodes, and room. */
 const MAX_LOCAL_CALLS = 4096;
 /** Workflow tasks open at once on one orchestration worker: one per episode workflow of 1,024 episodes in groups of 4, and room. */
 const MAX_OPEN_WORKFLOW_TASKS = 1024;

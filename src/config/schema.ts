@@ -403,9 +403,9 @@ export const RolloutSchema = z
      * calculator (the main job's one-process workers do), through exchange local activities: each
      * returns the replies ready within 100 ms of the first, so an episode goes on as its own reply
      * arrives and one marker and one activation carry every reply of the window. Both the CPU of
-     * batching and the latency of one call per activity (bench:planact at 1,024 episodes with
-     * rollout.episodesPerWorkflow 256: 2.4% over direct calls; docs/benchmarks.md). For Plan/Act,
-     * standard (not chat) and tree episodes; refused elsewhere.
+     * batching and the latency of one call per activity (bench:planact at 1,024 episodes, 256 to a
+     * workflow: 2.6% over direct calls at 20 ms of CPU an episode, against batching's 16.8% at 67;
+     * docs/benchmarks.md). For Plan/Act, standard (not chat) and tree episodes; refused elsewhere.
      */
     batchRequests: z.union([z.boolean(), z.literal('local')]).default(true),
     /**
