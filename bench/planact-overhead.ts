@@ -6,6 +6,8 @@
  *      (after a slash, rollout.episodesPerWorkflow for that row), default true]
  *     [--barrier-rollouts 0] [--quick: 2 episodes at 20 ms, once, and 2 barrier rollouts (the suite's smoke test)]
  *     [--cpu-prof <dir>: a V8 CPU profile of the orchestration and tools worker processes, written there at the end]
+ *   Every episode must earn reward 1 (the oracle's); when one does not, the run stops, printing the
+ *   missed episodes' turns, and with DURABLE_RL_BENCH_DUMP=<dir> writes their child workflows' histories there.
  *
  * Overhead: the same rollout (N episodes of 4-term problems, N / group GRPO groups; each episode has
  * 3 planner turns, 2 + 1 concurrent acts, 9 generations and 3 calculator calls) run two ways with
@@ -37,6 +39,7 @@
  * alone). Each size also reports the history events, activities and workflow tasks per episode and
  * the startup (rollout start -> the last child's first call under way), read back from the histories.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -251,7 +254,7 @@ async function main(): Promise<void> {
         for (const ep of group.episodes) {
           if (!ids.has(ep.episodeId)) continue;
           console.error(`${child}: ${JSON.stringify(ep)}`);
-          if (process.env.DURABLE_RL_BENCH_DUMP) require('node:fs').writeFileSync(`${process.env.DURABLE_RL_BENCH_DUMP}/${child.replace(/\//g, '_')}.json`, JSON.stringify(await client.workflow.getHandle(child).fetchHistory()));
+          if (process.env.DURABLE_RL_BENCH_DUMP) fs.writeFileSync(`${process.env.DURABLE_RL_BENCH_DUMP}/${child.replace(/\//g, '_')}.json`, JSON.stringify(await client.workflow.getHandle(child).fetchHistory()));
         }
       }
     }
