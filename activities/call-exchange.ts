@@ -68,10 +68,8 @@ export function createCallExchangeActivities(targets: ExchangeTargets, table = n
       if (!run) throw ApplicationFailure.nonRetryable('exchangeCalls is an episode workflow\'s local activity: it has no workflow here', 'ConfigError');
       // A workflow run's calls are its own; a reset or a new run starts from nothing.
       const prefix = `${run.workflowId}/${run.runId}/`;
-      for (const call of input.submit) {
-        const retry = callRetry(input.retry[call.kind]);
-        table.start(prefix + call.id, (attempt) => runCall(targets, call, attempt), retry);
-      }
+      const retries = { generate: callRetry(input.retry.generate), calc: callRetry(input.retry.calc) };
+      for (const call of input.submit) table.start(prefix + call.id, (attempt) => runCall(targets, call, attempt), retries[call.kind]);
       const { settled, unknown } = await table.claim(
         input.await.map((id) => prefix + id),
         { windowMs: input.windowMs, maxWaitMs: input.maxWaitMs, signal: ctx.cancellationSignal },

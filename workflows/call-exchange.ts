@@ -10,12 +10,13 @@
  * exchange was never recorded (the worker stopped) is reported unknown by the next worker and
  * submitted again. Each call is retried on its own in the worker, with its activity's policy.
  */
-import { ApplicationFailure, condition } from '@temporalio/workflow';
+import { ApplicationFailure } from '@temporalio/workflow';
 import type { GenerateInput, GenerateResult } from '../activities/inference';
 import type { ExchangeCall, ExchangeCallsResult } from '../activities/call-exchange';
 import type { RunConfig } from '../src/config/schema';
 import { fnv1a32 } from '../src/domain/rng';
 import { EXCHANGE_MAX_WAIT_MS, exchangeProxy } from './activity-proxies';
+import { endOfBurst } from './request-batcher';
 
 /** How long an exchange waits, after its first reply, for replies settling with it (ms). */
 export const EXCHANGE_WINDOW_MS = 100;
@@ -64,22 +65,23 @@ export function exchangedCalls(t: RunConfig['timeouts']): ExchangedCalls {
     for (const id of owned) if (!answered.has(id) && !unknown.has(id) && waiting.has(id)) unowned.push(id);
   };
 
+  /** Fails these calls with `err`. */
+  const rejectAll = (ids: string[], err: unknown): void => {
+    for (const id of ids) {
+      waiting.get(id)?.reject(err);
+      waiting.delete(id);
+    }
+  };
+
   /** One exchange for the calls made in this activation and those no exchange answers for. */
   const flushAfterBurst = async (): Promise<void> => {
-    let armed = false;
-    // Blocked now; true at the next evaluation of conditions, after this activation's burst of calls.
-    const burstOver = condition(() => armed);
-    armed = true;
     flushArmed = true;
     try {
-      await burstOver;
+      await endOfBurst();
     } catch (err) {
       // The scope was cancelled before the burst was sent: every call not yet sent is cancelled.
       flushArmed = false;
-      for (const id of [...unowned, ...toSubmit.map((c) => c.id)]) {
-        waiting.get(id)?.reject(err);
-        waiting.delete(id);
-      }
+      rejectAll([...unowned, ...toSubmit.map((c) => c.id)], err);
       toSubmit = [];
       unowned = [];
       return;
@@ -95,10 +97,7 @@ export function exchangedCalls(t: RunConfig['timeouts']): ExchangedCalls {
       result = await exchangeCalls({ submit, await: owned, windowMs: EXCHANGE_WINDOW_MS, maxWaitMs: EXCHANGE_MAX_WAIT_MS, retry });
     } catch (err) {
       // The exchange itself failed through its retries: every call it answered for shares that failure.
-      for (const id of owned) {
-        waiting.get(id)?.reject(err);
-        waiting.delete(id);
-      }
+      rejectAll(owned, err);
       return;
     }
     settle(result, owned);

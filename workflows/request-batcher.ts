@@ -30,6 +30,19 @@ interface Waiting<I, O> {
 }
 
 /**
+ * Settles at the next evaluation of blocked conditions, after the activation's jobs and the
+ * microtasks they set off: when every request of the burst is made. Rejects if the scope is
+ * cancelled first.
+ */
+export function endOfBurst(): Promise<void> {
+  let armed = false;
+  // Blocked now (the eager check sees armed false); true at the next evaluation of conditions.
+  const over = condition(() => armed);
+  armed = true;
+  return over;
+}
+
+/**
  * A function that takes one request and sends it with the others of its activation through `send`,
  * at most `maxBatch` to an activity (a larger burst is sent as several activities at once, which keeps
  * each activity's input, and so each history event, bounded).
@@ -55,12 +68,8 @@ export function batchPerActivation<I, O>(send: (items: I[]) => Promise<Array<Bat
   };
 
   const flushAfterBurst = async (): Promise<void> => {
-    let armed = false;
-    // Blocked now (the eager check sees armed false); true at the next evaluation of conditions.
-    const burstOver = condition(() => armed);
-    armed = true;
     try {
-      await burstOver;
+      await endOfBurst();
     } catch (err) {
       // The scope was cancelled before the burst was sent: every request of it is cancelled.
       const cancelled = pending;
