@@ -34,6 +34,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   done
 fi
 
+# The project's patches to its dependencies (patches/README.md), checked on every setup: patch-package
+# applies a patch the installed files lack and leaves one already applied alone.
+npx patch-package --error-on-fail >/dev/null || { echo "[setup] a patch in patches/ no longer applies (patches/README.md)" >&2; exit 1; }
+
 if ! "$TEMPORAL_BIN" --version 2>/dev/null | grep -q "temporal version $TEMPORAL_CLI_VERSION "; then
   GO="$(command -v go || echo /usr/local/go/bin/go)"
   [ -x "$GO" ] || { echo "[setup] Go is required to build the Temporal CLI (looked for go on PATH and /usr/local/go/bin/go)" >&2; exit 1; }

@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { BlobRef } from '../domain/types';
 import { checkBlobName, checkSha256, sha256Hex } from './blob-keys';
 import { BlobCorruptError, BlobNotFoundError, type BlobStore } from './blob-store';
+
+/** The callback writeFile: it writes a small file in three steps of libuv's pool, without fs/promises' FileHandle around each. */
+const writeFileBytes = promisify(writeFile);
 
 /**
  * Filesystem BlobStore. Every write goes to a temp file first and is then linked or renamed into
@@ -11,6 +16,9 @@ import { BlobCorruptError, BlobNotFoundError, type BlobStore } from './blob-stor
  * Several worker processes on one host (or a shared mount) may use the same directory.
  */
 export class FsBlobStore implements BlobStore {
+  /** Folders this store made or found, so a write does not ask for them again (a write that finds one gone makes it again). */
+  private readonly folders = new Set<string>();
+
   constructor(readonly root: string) {}
 
   async put(bytes: Uint8Array, kind: string): Promise<BlobRef> {
@@ -18,7 +26,8 @@ export class FsBlobStore implements BlobStore {
     const ref: BlobRef = { sha256, bytes: bytes.byteLength, kind };
     const file = this.blobPath(sha256);
     if (await exists(file)) return ref;
-    await this.writeAtomically(file, bytes, 'link');
+    // Content-addressed: a rename over the same blob written meanwhile puts the same bytes there.
+    await this.writeAtomically(file, bytes, 'rename');
     return ref;
   }
 
@@ -101,12 +110,14 @@ export class FsBlobStore implements BlobStore {
    * mode 'rename': replace atomically.
    */
   private async writeAtomically(file: string, bytes: Uint8Array, mode: 'link' | 'rename'): Promise<boolean> {
-    await fs.mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-    await fs.writeFile(tmp, bytes);
+    await this.writeInFolder(tmp, bytes);
     try {
       if (mode === 'rename') {
-        await fs.rename(tmp, file);
+        await fs.rename(tmp, file).catch(async (err: unknown) => {
+          await fs.rm(tmp, { force: true });
+          throw err;
+        });
         return true;
       }
       try {
@@ -118,6 +129,23 @@ export class FsBlobStore implements BlobStore {
       }
     } finally {
       if (mode === 'link') await fs.rm(tmp, { force: true });
+    }
+  }
+
+  /** Writes `file`, making its folder first when this store has not seen it. */
+  private async writeInFolder(file: string, bytes: Uint8Array): Promise<void> {
+    const folder = path.dirname(file);
+    if (!this.folders.has(folder)) {
+      await fs.mkdir(folder, { recursive: true });
+      this.folders.add(folder);
+    }
+    try {
+      await writeFileBytes(file, bytes);
+    } catch (err) {
+      // Someone removed the folder since (a cleaned-up store): make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await fs.mkdir(folder, { recursive: true });
+      await writeFileBytes(file, bytes);
     }
   }
 }

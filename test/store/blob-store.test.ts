@@ -147,6 +147,19 @@ describe('FsBlobStore', () => {
     expect(read.every((d) => d.startsWith(path.join('gateway', 'episodes')))).toBe(true);
   });
 
+  it('writes again into a folder removed under it (the store remembers the folders it made)', async () => {
+    const store = tempStore('gone');
+    const first = await store.put(bytes('first'), 'x');
+    await store.setName('runs/r/latest', first);
+    fs.rmSync(path.join(store.root, 'blobs'), { recursive: true, force: true });
+    fs.rmSync(path.join(store.root, 'names'), { recursive: true, force: true });
+    // Same folder as `first` (its sha256's first two hex digits), now gone.
+    const again = await store.put(bytes('first'), 'x');
+    expect(new TextDecoder().decode(await store.get(again))).toBe('first');
+    await store.setName('runs/r/latest', again);
+    expect(await store.getName('runs/r/latest')).toEqual(again);
+  });
+
   it('leaves no temp files behind', async () => {
     const store = tempStore('tmp');
     await Promise.all([store.put(bytes('a'), 'x'), store.put(bytes('a'), 'x'), store.nameIfAbsent('n/a', await store.put(bytes('b'), 'x'))]);
