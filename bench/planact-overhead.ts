@@ -68,7 +68,7 @@ import type { PolicyRef } from '../src/contracts/weights';
 import { sessionStateQuery, sessionWorkflowId } from '../workflows/messages';
 import { TASK_QUEUES } from '../workflows/task-queues';
 import { arg, flag } from './lib/args';
-import { ownCpuSeconds, processCpuSeconds } from './lib/cpu';
+import { ownCpuSeconds, processCpuSeconds, threadCpuSeconds, threadSplit, type ThreadSplit } from './lib/cpu';
 import { requestLatency } from './lib/oracle-latency';
 
 /** The suite's smoke test: everything once, tiny. */
@@ -302,6 +302,7 @@ async function main(): Promise<void> {
 
     const rows: string[] = [];
     const shapes: string[] = [];
+    const threadRows: string[] = [];
     let hops: RolloutHops | undefined;
     for (const n of SIZES) {
       const group = Math.min(GROUP, n);
@@ -310,13 +311,21 @@ async function main(): Promise<void> {
       const t = new Map<Way, number[]>(WAYS.map((w) => [w, []]));
       const cpu = new Map<Way, CpuSplit>(WAYS.map((w) => [w, { server: 0, orchestration: 0, tools: 0, self: 0 }]));
       const shape = new Map<Way, RolloutHops>();
+      // The orchestration worker's CPU by thread: what the workflow thread (its busiest but the main one) takes.
+      const threads = new Map<Way, ThreadSplit>(WAYS.map((w) => [w, { main: 0, busiest: 0, rest: 0 }]));
       let directCpu = 0;
       for (let rep = 0; rep < REPEAT; rep++) {
         // Interleaved, so drift in machine load hits every path alike.
         for (const batch of WAYS) {
           const from = cpuNow(pids);
+          const threadsFrom = threadCpuSeconds(pids.orchestration);
           const a = await timed(() => viaTemporal(withWay(cfg, batch), rep + 1, `n${n}-r${rep}-${batch.name.replace(/[ ,]+/g, '-')}`, policyFor(batch.calls)));
           const used = cpuSince(pids, from);
+          const split = threadSplit(pids.orchestration, threadsFrom, threadCpuSeconds(pids.orchestration));
+          const th = threads.get(batch)!;
+          th.main += split.main;
+          th.busiest += split.busiest;
+          th.rest += split.rest;
           const c = cpu.get(batch)!;
           for (const part of PARTS) c[part] += used[part] - (idle[part] * a.ms) / 1000;
           if (a.reward !== 1) throw new Error(`expected reward 1 everywhere, got ${a.reward} through Temporal`);
@@ -348,6 +357,8 @@ async function main(): Promise<void> {
           `| ${n} | ${calls} | ${(dm / 1000).toFixed(2)} | ${(tm / 1000).toFixed(2)} | ${(tm - dm).toFixed(0)} | ${(((tm - dm) / dm) * 100).toFixed(1)}% | ` +
             `${perEpisodeMs(directCpu)} | ${perEpisodeMs(total)} | ${PARTS.map((part) => perEpisodeMs(c[part])).join(' | ')} |`,
         );
+        const th = threads.get(batch)!;
+        threadRows.push(`| ${n} | ${calls} | ${perEpisodeMs(th.main)} | ${perEpisodeMs(th.busiest)} | ${perEpisodeMs(th.rest)} |`);
         shapes.push(`| ${n} | ${calls} | ${h.workflows} | ${perEpisode(h.events)} | ${perEpisode(h.activities)} | ${perEpisode(h.workflowTasks)} | ${h.startupMs.toFixed(0)} |`);
         console.error(
           `n=${n} ${calls}: temporal ${tb.map((x) => x.toFixed(0)).join(', ')} ms; direct ${d.map((x) => x.toFixed(0)).join(', ')} ms; ` +
@@ -371,6 +382,10 @@ async function main(): Promise<void> {
     console.log('| concurrent episodes | calls | workflows | history events | activities | workflow tasks | startup (ms) |');
     console.log('|---:|---|---:|---:|---:|---:|---:|');
     for (const r of shapes) console.log(r);
+    console.log('\nThe orchestration worker by thread, CPU per episode (ms; idle not taken out): its main thread (activities, local calls, the SDK\'s bridge), its busiest other thread (the workflow thread), the rest (V8\'s garbage collector and compiler threads, libuv\'s pool, the SDK\'s Core)\n');
+    console.log('| concurrent episodes | calls | main thread | workflow thread | other threads |');
+    console.log('|---:|---|---:|---:|---:|');
+    for (const r of threadRows) console.log(r);
     if (hops) console.log(`\nInside Temporal, last rollout of ${Math.max(...SIZES)} episodes: ${formatHops(hops)}`);
     if (waits.length > 0) {
       console.log(`\nBarrier latency, second arrival -> first planner generate (${BARRIER_ROLLOUTS} consecutive dual-mode rollouts)\n`);

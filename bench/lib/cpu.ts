@@ -37,3 +37,34 @@ export function processTreeCpuSeconds(pid: number): number {
   const own = processCpuSeconds(pid);
   return (Number.isNaN(own) ? 0 : own) + children.reduce((n, c) => n + processTreeCpuSeconds(c), 0);
 }
+
+/** CPU seconds each thread of a process has used, by thread id, from /proc/<pid>/task; empty once it is gone. */
+export function threadCpuSeconds(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    const stat = readProcStat(Number(tid));
+    if (stat) threads.set(Number(tid), (stat.utimeTicks + stat.stimeTicks) / CLOCK_TICKS_PER_SECOND);
+  }
+  return threads;
+}
+
+/** A process's CPU between two snapshots of its threads: its main thread, its busiest other thread, and the rest. */
+export interface ThreadSplit {
+  main: number;
+  busiest: number;
+  rest: number;
+}
+
+export function threadSplit(pid: number, before: Map<number, number>, after: Map<number, number>): ThreadSplit {
+  const used = [...after].map(([tid, s]) => [tid, s - (before.get(tid) ?? 0)] as const);
+  const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
+  const others = used.filter(([tid]) => tid !== pid).map(([, s]) => s);
+  const busiest = others.length > 0 ? Math.max(...others) : 0;
+  return { main, busiest, rest: others.reduce((a, s) => a + s, 0) - busiest };
+}

@@ -23,6 +23,8 @@ const SMOKE: Array<[script: string, args: string[], shows?: RegExp | RegExp[]]> 
       /^\| 2 \| local, 2 a workflow \| [\d.]+ \|/m,
       // Per episode: workflows, history events, activities, workflow tasks, startup.
       /^\| 2 \| batched \| 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+ \|$/m,
+      // The orchestration worker by thread: main, workflow thread, the rest.
+      /^\| 2 \| local, 2 a workflow \| \d+ \| \d+ \| \d+ \|$/m,
       /^\| p50 \(ms\) \| p99 \(ms\) \|/m,
     ],
   ],
