@@ -7,11 +7,11 @@
  */
 import fs from 'node:fs';
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
-import { resolveLimits } from '../../src/planact/episode';
 import type { PlanActEpisodeInput } from '../../src/contracts/plan-act-episode';
 import type { WeightsInfo } from '../../src/contracts/weights';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+import { planActEpisodeInput } from '../helpers/plan-act-input';
 import { waitFor } from '../helpers/wait';
 
 const ORACLE_WEIGHTS: WeightsInfo = { version: 1, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
@@ -31,18 +31,7 @@ afterAll(async () => {
 
 function group(expression: string): PlanActEpisodeInput[] {
   const policy = { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue };
-  return [0, 1].map((i) => ({
-    runId: 'test-stack-trace',
-    episodeId: uniqueId(`ep${i}`),
-    expression,
-    groupId: 'g0',
-    policies: { planner: policy, actor: policy },
-    limits: resolveLimits({ maxTurns: 4, maxActsPerTurn: 4, maxToolCallsPerAct: 2, plannerMaxNewTokens: 48, actorMaxNewTokens: 48 }),
-    sampling: { temperature: 1, topP: 1 },
-    seed: 3 + i,
-    timeouts: { generateSec: 60, trainSec: 600, toolSec: 10, heartbeatSec: 10 },
-    batchRequests: false,
-  }));
+  return [0, 1].map((i) => planActEpisodeInput(expression, policy, { runId: 'test-stack-trace', seed: 3 + i, batchRequests: false }));
 }
 
 interface Location { file_path?: string; function_name?: string; line?: number; column?: number }

@@ -12,12 +12,12 @@ import type { GenerateInput } from '../../activities/inference';
 import { createOracleInferenceActivities } from '../../activities/oracle-inference';
 import { createToolActivities } from '../../activities/tools';
 import { createCallExchangeActivities, type ExchangeCallsInput } from '../../activities/call-exchange';
-import { resolveLimits } from '../../src/planact/episode';
 import type { PlanActEpisodeInput, PlanActGroupResult } from '../../src/contracts/plan-act-episode';
 import type { WeightsInfo } from '../../src/contracts/weights';
 import { TASK_QUEUES } from '../../workflows/task-queues';
 import { DEFAULT_WORKFLOW_BUNDLE } from '../../workers/create-workers';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+import { planActEpisodeInput } from '../helpers/plan-act-input';
 
 const ORACLE_WEIGHTS: WeightsInfo = { version: 3, step: 0, onnx: { sha256: '0'.repeat(64), bytes: 0, kind: 'onnx' } };
 const oracleQueue = uniqueId('oracle-local-calls');
@@ -37,18 +37,7 @@ afterAll(async () => {
 
 function group(expression: string, batchRequests: PlanActEpisodeInput['batchRequests'], inferenceQueue?: string): PlanActEpisodeInput[] {
   const policy = { weights: ORACLE_WEIGHTS, ...(inferenceQueue ? { inferenceQueue } : {}) };
-  return [0, 1, 2, 3].map((i) => ({
-    runId: 'test-local-calls',
-    episodeId: uniqueId(`ep${i}`),
-    expression,
-    groupId: 'g0',
-    policies: { planner: policy, actor: policy },
-    limits: resolveLimits({ maxTurns: 4, maxActsPerTurn: 4, maxToolCallsPerAct: 2, plannerMaxNewTokens: 48, actorMaxNewTokens: 48 }),
-    sampling: { temperature: 1, topP: 1 },
-    seed: 7 + i,
-    timeouts: { generateSec: 60, trainSec: 600, toolSec: 10, heartbeatSec: 10 },
-    ...(batchRequests !== undefined ? { batchRequests } : {}),
-  }));
+  return [0, 1, 2, 3].map((i) => planActEpisodeInput(expression, policy, { runId: 'test-local-calls', seed: 7 + i, ...(batchRequests !== undefined ? { batchRequests } : {}) }));
 }
 
 async function play(inputs: PlanActEpisodeInput[], taskQueue: string = TASK_QUEUES.orchestration) {

@@ -22,6 +22,7 @@ import { TASK_QUEUES } from '../../workflows/task-queues';
 import type { WeightsInfo } from '../../src/contracts/weights';
 import { historyPayloads, longestNumberArray, scheduledInputs } from '../helpers/history';
 import { testEnv, uniqueId, type TestEnv } from '../helpers/temporal';
+import { planActEpisodeInput } from '../helpers/plan-act-input';
 
 const ORACLE_LATENCY_MS = 300;
 /** The oracle ignores weights; a reference that no engine could load proves it never tries. */
@@ -55,18 +56,7 @@ afterAll(async () => {
 });
 
 function episodeInput(expression: string, overrides: Partial<PlanActEpisodeInput> = {}): PlanActEpisodeInput {
-  const policy = { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue };
-  return {
-    runId: 'test-episodes',
-    episodeId: uniqueId(`ep-${expression}`),
-    expression,
-    groupId: 'g0',
-    policies: { planner: policy, actor: policy },
-    limits: resolveLimits({ maxTurns: 4, maxActsPerTurn: 4, maxToolCallsPerAct: 2, plannerMaxNewTokens: 48, actorMaxNewTokens: 48 }),
-    sampling: { temperature: 1, topP: 1 },
-    timeouts: { generateSec: 60, trainSec: 600, toolSec: 10, heartbeatSec: 10 },
-    ...overrides,
-  };
+  return planActEpisodeInput(expression, { weights: ORACLE_WEIGHTS, inferenceQueue: oracleQueue }, overrides);
 }
 
 async function runEpisode(input: PlanActEpisodeInput) {
