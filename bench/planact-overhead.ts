@@ -37,7 +37,8 @@
  * them), so the CPU per episode splits by process: the server, the orchestration worker, the tools
  * worker, and this process (the oracle inference worker and the client; the direct path runs here
  * alone). Each size also reports the history events, activities and workflow tasks per episode and
- * the startup (rollout start -> the last child's first call under way), read back from the histories.
+ * the startup (rollout start -> the last child's first call under way), read back from the histories,
+ * and the orchestration worker's CPU by thread (main, the workflow thread, the rest) from /proc.
  */
 import fs from 'node:fs';
 import os from 'node:os';
