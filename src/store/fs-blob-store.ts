@@ -112,12 +112,11 @@ export class FsBlobStore implements BlobStore {
   private async writeAtomically(file: string, bytes: Uint8Array, mode: 'link' | 'rename'): Promise<boolean> {
     const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     await this.writeInFolder(tmp, bytes);
+    let renamed = false;
     try {
       if (mode === 'rename') {
-        await fs.rename(tmp, file).catch(async (err: unknown) => {
-          await fs.rm(tmp, { force: true });
-          throw err;
-        });
+        await fs.rename(tmp, file);
+        renamed = true;
         return true;
       }
       try {
@@ -128,7 +127,8 @@ export class FsBlobStore implements BlobStore {
         throw err;
       }
     } finally {
-      if (mode === 'link') await fs.rm(tmp, { force: true });
+      // A linked temp is a second name for the file; a failed rename leaves the temp where it was.
+      if (!renamed) await fs.rm(tmp, { force: true });
     }
   }
 

@@ -51,7 +51,7 @@ describe('workflow stack traces with the patched promise hook', () => {
     expect(stack).toMatch(/at runAct \(.*src\/planact\/actor-loop\.ts:\d+:\d+\)/);
     expect(stack).toMatch(/at runPlanActEpisode \(.*src\/planact\/episode\.ts:\d+:\d+\)/);
     expect(stack).toMatch(/at planActEpisodes \(.*workflows\/plan-act-episode\.ts:\d+:\d+\)/);
-    // The framework's frames are cut off, and Promise.all's internal promises are not stacks of their own.
+    // The framework's frames are cut off.
     expect(stack).not.toMatch(/initAll|Activator\.|runInContext/);
 
     expect(enhanced.sdk.name).toBe('typescript');
